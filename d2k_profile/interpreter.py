@@ -4,7 +4,8 @@ Triton's interpreter keeps bf16 tensors as raw 16-bit patterns in numpy (which h
 then (as of triton 3.6) multiplies those *bit patterns* in ``tl.dot`` and truncates fp32 -> bf16
 casts instead of rounding to nearest-even. Kernels that are right on the GPU then fail smoke tests
 on the CPU. :func:`apply` widens bf16 dot operands to fp32 (exact, as tensor cores multiply bf16
-exactly into fp32 accumulators) and rounds fp32 -> bf16 to nearest-even. It only touches the
+exactly into fp32 accumulators), rounds fp32 -> bf16 to nearest-even, and lets scalar tensors
+be used as Python ints under numpy >= 2.4 (``tl.range(tl.program_id(0), ...)``). It only touches the
 interpreter, and only when it is in use.
 """
 
@@ -58,5 +59,22 @@ def apply() -> bool:
     builder.create_dot = create_dot
     builder.cast_impl = cast_impl
     builder.create_fp_trunc = lambda self, src, dst_type: self.cast_impl(src, dst_type)
+    _fix_scalar_index(interp)
     _APPLIED = True
     return True
+
+
+def _fix_scalar_index(interp) -> None:
+    """Make scalar ``tl.tensor.__index__`` work under numpy >= 2.4.
+
+    The interpreter converts a scalar tensor to a Python int with ``int(data)``, but it keeps
+    scalars (e.g. ``tl.program_id(0)``) as 1-element arrays, which numpy 2.4 refuses to convert:
+    ``tl.range(tl.program_id(0), n, step)`` then fails with "only 0-dimensional arrays can be
+    converted to Python scalars". This re-patches ``__index__`` with ``.item()``."""
+    original = interp._patch_lang_tensor
+
+    def patched(tensor, scope):
+        original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(np.asarray(self.handle.data).reshape(-1)[0]))
+
+    interp._patch_lang_tensor = patched

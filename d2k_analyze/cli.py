@@ -1,0 +1,318 @@
+"""``d2k-analyze``: static design analysis of CUDA and Triton kernels, from the command line.
+
+The pipeline is: find submissions -> analyse them (static layers, in parallel processes) ->
+compiled layer (nvcc, in parallel threads, cached) -> score against the task's design items ->
+optionally evaluate against corpus labels -> render one report format. User mistakes (missing
+path, unknown task, bad option) print one clear line and exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from d2k_spec.catalogue import Catalogue, default_catalogue_path, load_catalogue
+from d2k_spec.schema import SpecError
+from d2k_spec.task import Task, check_task, default_tasks_root, task_folders
+
+from .model import SubmissionAnalysis
+
+EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+PROGRESS_MIN = 20  # show a progress bar from this many submissions on
+
+EPILOG = """\
+examples:
+  d2k-analyze corpus/                          terminal summary of every submission under corpus/
+  d2k-analyze runs/r1/softmax --task softmax   score a folder against the softmax design items
+  d2k-analyze corpus/ --format jsonl --out results.jsonl
+        then in Python: d2k_analyze.load_results("results.jsonl")  (one row per submission,
+        per submission x design item, per kernel unit, per unit x property; column row_type)
+  d2k-analyze corpus/ --format sarif --out d2k.sarif   missing design items for code review tools
+  d2k-analyze corpus/ --format html --out report.html  self-contained page (no network)
+  d2k-analyze corpus/ --eval-labels            detector precision/recall/F1 against labels.toml
+
+the task of a submission comes from the layout (corpus/<task>/..., runs/<run>/<task>/...,
+tasks/<task>/expert) or --task; without a known task only kernel properties are reported.
+The compiled layer runs nvcc (sm_90: PTX, SASS where cuobjdump exists, -Xptxas -v) when nvcc is
+on PATH, caching by content under $XDG_CACHE_HOME/d2k-bench/compiled; without nvcc it is skipped.
+
+exit status: 0 all analysed, 1 some files could not be analysed, 2 usage error.
+"""
+
+
+class UsageError(Exception):
+    """A mistake in the command line or its inputs: reported in one line, exit 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .reports import FORMATS
+
+    p = argparse.ArgumentParser(
+        prog="d2k-analyze",
+        description="Find the expert design properties that CUDA and Triton kernels implement, with "
+        "file/line evidence, and score submissions against their task's design items (0-100, and per "
+        "level L1/L2/L3). Reads sources only: never imports or runs the analysed code.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="submission folders, source files, or folders of them (e.g. corpus/)")
+    p.add_argument("--task", metavar="ID", help="task id to score every submission against (default: from the folder layout)")
+    p.add_argument("--format", default="table", choices=list(FORMATS), help="output format (default: table, a terminal summary)")
+    p.add_argument("--out", metavar="FILE", help="write the report to FILE instead of standard output")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="parallel analysis processes and compile threads (default: all cores, %(default)s here)")
+    p.add_argument("--no-compiled", action="store_true", help="skip the compiled-artifact layer (no nvcc)")
+    p.add_argument("--eval-labels", action="store_true",
+                   help="also evaluate the detectors against every labels.toml under PATH: per-property precision, "
+                   "recall, F1 and support, macro-F1, and the misclassified kernel units")
+    p.add_argument("--tasks-dir", metavar="DIR", help=argparse.SUPPRESS)
+    p.add_argument("--catalogue", metavar="FILE", help=argparse.SUPPRESS)
+    return p
+
+
+# --- loading the benchmark's data -------------------------------------------------------------
+
+
+def load_catalogue_or_fail(path: str | None) -> Catalogue:
+    file = Path(path) if path else default_catalogue_path()
+    try:
+        return load_catalogue(file)
+    except SpecError as exc:
+        raise UsageError(f"cannot load the property catalogue {file}:\n{exc}") from None
+
+
+def load_task_index(root: Path | None, catalogue: Catalogue, warn: Callable[[str], None]) -> dict[str, Task]:
+    """Every valid task; a broken task is a warning (the other tasks still score)."""
+    root = root or default_tasks_root()
+    if not root.is_dir():
+        return {}
+    tasks = {}
+    for folder in task_folders(root):
+        task, problems = check_task(folder, catalogue)
+        if task is None or problems:
+            warn(f"task {folder.name} not usable for scoring: {problems[0] if problems else 'invalid'}")
+            continue
+        tasks[task.id] = task
+    return tasks
+
+
+# --- analysis, in parallel processes ----------------------------------------------------------
+
+_WORKER_CATALOGUE: Catalogue | None = None
+
+
+def _init_worker(catalogue: Catalogue) -> None:
+    global _WORKER_CATALOGUE
+    _WORKER_CATALOGUE = catalogue
+
+
+def _analyze_one(name: str, path: Path, task: str | None, catalogue: Catalogue | None = None) -> SubmissionAnalysis:
+    """Analyse one submission; an unexpected failure becomes an error record, never an exception.
+    Parser handles (tree-sitter nodes) are dropped: they cannot cross process boundaries."""
+    from .analysis import analyze_submission
+
+    try:
+        analysis = analyze_submission(name, path, task, catalogue or _WORKER_CATALOGUE)
+    except Exception as exc:  # noqa: BLE001 - one bad submission must not end the run
+        return SubmissionAnalysis(name, Path(path), task, [], [], [f"{path}: analysis failed ({type(exc).__name__}: {exc})"])
+    for ua in analysis.units:
+        ua.unit.ast = None
+    return analysis
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    path: Path
+    task: str | None
+
+
+def analyze_all(jobs: list[Job], catalogue: Catalogue, n_jobs: int, on_done: Callable[[], None] = lambda: None) -> list[SubmissionAnalysis]:
+    """Analyse submissions with ``n_jobs`` processes (in-process for 1); results in input order."""
+    if n_jobs <= 1 or len(jobs) <= 1:
+        out = []
+        for j in jobs:
+            out.append(_analyze_one(j.name, j.path, j.task, catalogue))
+            on_done()
+        return out
+    results: dict[int, SubmissionAnalysis] = {}
+    with ProcessPoolExecutor(max_workers=min(n_jobs, len(jobs)), initializer=_init_worker, initargs=(catalogue,)) as pool:
+        futures = {pool.submit(_analyze_one, j.name, j.path, j.task): i for i, j in enumerate(jobs)}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            try:
+                results[i] = fut.result()
+            except Exception as exc:  # noqa: BLE001 - e.g. a worker killed by the OS
+                j = jobs[i]
+                results[i] = SubmissionAnalysis(j.name, j.path, j.task, [], [], [f"{j.path}: analysis failed ({exc})"])
+            on_done()
+    return [results[i] for i in range(len(jobs))]
+
+
+# --- the compiled layer and scoring -----------------------------------------------------------
+
+
+def run_compiled(analyses: list[SubmissionAnalysis], catalogue: Catalogue, n_jobs: int, enabled: bool):
+    """Compile every submission's CUDA translation units once (in parallel) and fold the evidence
+    into the findings. Returns (analyses, status line per submission, compiled kernels per submission)."""
+    from .compiled import apply_compiled, compile_all, compiled_status, find_toolchain, translation_units
+    from .compiled.combine import kernels_for
+
+    if not enabled:
+        status = compiled_status([], enabled=False)
+        return analyses, [status] * len(analyses), [{} for _ in analyses]
+    toolchain = find_toolchain()
+    per_sub = []
+    for a in analyses:
+        files = sorted({Path(ua.unit.file) for ua in a.units if ua.unit.language == "cuda"})
+        units, notes = translation_units(files)
+        per_sub.append((units, notes))
+    flat = [tu for units, _ in per_sub for tu in units]
+    compiled = iter(compile_all(flat, toolchain, n_jobs))
+    out, statuses, kernels = [], [], []
+    for a, (units, notes) in zip(analyses, per_sub):
+        results = [next(compiled) for _ in units]
+        out.append(apply_compiled(a, results, catalogue))
+        statuses.append(compiled_status(results, notes))
+        kernels.append({ua.unit.name: kernels_for(ua.unit.name, results) for ua in a.units if ua.unit.language == "cuda"})
+    return out, statuses, kernels
+
+
+def resolve_task(name: str, tasks: dict[str, Task], warned: set[str], warn: Callable[[str], None]) -> Task | None:
+    if name in tasks:
+        return tasks[name]
+    if name not in warned:
+        warned.add(name)
+        warn(f"task '{name}' (from the folder layout) is not a known task: reporting properties only")
+    return None
+
+
+# --- main -------------------------------------------------------------------------------------
+
+
+def _progress(total: int, stderr_console):
+    """A rich progress bar on stderr for large inputs on a terminal; a no-op otherwise."""
+    from contextlib import nullcontext
+
+    if total < PROGRESS_MIN or not stderr_console.is_terminal:
+        return nullcontext(lambda: None)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    class _Bar:
+        def __enter__(self):
+            self.progress = Progress(TextColumn("analysing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                     console=stderr_console, transient=True)
+            self.progress.__enter__()
+            task = self.progress.add_task("analyse", total=total)
+            return lambda: self.progress.advance(task)
+
+        def __exit__(self, *exc):
+            return self.progress.__exit__(*exc)
+
+    return _Bar()
+
+
+def check_inputs(args: argparse.Namespace) -> list[Path]:
+    paths = [Path(p) for p in args.paths]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or folder: {', '.join(missing)}")
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.out:
+        parent = Path(args.out).resolve().parent
+        if not parent.is_dir():
+            raise UsageError(f"--out: folder {parent} does not exist")
+        if Path(args.out).is_dir():
+            raise UsageError(f"--out: {args.out} is a folder; give a file name")
+    return paths
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    from rich.console import Console
+
+    stderr = Console(stderr=True, highlight=False)
+    warn = lambda msg: stderr.print(f"d2k-analyze: warning: {msg}", markup=False)  # noqa: E731
+    parser = build_parser()
+    args = parser.parse_args(list(argv) if argv is not None else None)  # exits 2 on a bad option
+    try:
+        return run(args, stderr, warn)
+    except UsageError as exc:
+        stderr.print(f"d2k-analyze: error: {exc}", markup=False)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        stderr.print("d2k-analyze: interrupted", markup=False)
+        return 130
+
+
+def run(args: argparse.Namespace, stderr, warn) -> int:
+    from .eval_labels import evaluate
+    from .reports import FORMATS, Report, SubmissionResult
+    from .scoring import score_submission
+    from .submissions import find_submissions
+
+    paths = check_inputs(args)
+    catalogue = load_catalogue_or_fail(args.catalogue)
+    tasks = load_task_index(Path(args.tasks_dir) if args.tasks_dir else None, catalogue, warn)
+    if args.task and args.task not in tasks:
+        known = ", ".join(sorted(tasks)) or "none found"
+        raise UsageError(f"unknown task '{args.task}' (known tasks: {known})")
+
+    found = find_submissions(paths, args.task)
+    if not found:
+        raise UsageError(f"no submissions (.py/.cu/.cuh sources) found under {', '.join(map(str, paths))}")
+    jobs = [Job(name, path, task) for name, path, task in found]
+    with _progress(len(jobs), stderr) as tick:
+        analyses = analyze_all(jobs, catalogue, args.jobs, tick)
+    analyses, statuses, kernels = run_compiled(analyses, catalogue, args.jobs, not args.no_compiled)
+
+    warned: set[str] = set()
+    results = []
+    for a, status, ks in zip(analyses, statuses, kernels):
+        task = resolve_task(a.task, tasks, warned, warn) if a.task else None
+        score = score_submission(a, task, catalogue) if task is not None else None
+        results.append(SubmissionResult(a, score, status, ks))
+
+    evaluation = None
+    if args.eval_labels:
+        from d2k_spec.labels import labelled_folders
+
+        if not labelled_folders(*paths):
+            raise UsageError("--eval-labels: no labels.toml under the given paths")
+        evaluation = evaluate(analyses, paths, catalogue)
+    report = Report(results, catalogue, tasks, evaluation)
+    write_report(report, args, stderr)
+    failed = [r for r in results if r.failed]
+    if failed:
+        stderr.print(f"d2k-analyze: {len(failed)} of {len(results)} submissions had files that could not be analysed", markup=False)
+    return EXIT_SOME_FAILED if failed else EXIT_OK
+
+
+def write_report(report, args: argparse.Namespace, stderr) -> None:
+    from rich.console import Console
+
+    from .reports import FORMATS, terminal
+    from .reports.document import evaluation_blocks
+
+    if args.format == "table" and not args.out:
+        # Piped output gets a wide fixed width instead of rich's 80 columns.
+        terminal.render(report, Console(highlight=False, width=None if sys.stdout.isatty() else 160))
+        return
+    text = FORMATS[args.format](report)
+    if args.out:
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--out: cannot write {args.out} ({exc.strerror or exc})") from None
+        stderr.print(f"d2k-analyze: wrote {len(report.results)} submissions ({args.format}) to {args.out}", markup=False)
+    else:
+        sys.stdout.write(text)
+    if report.evaluation is not None and args.format != "table":
+        # The evaluation table always reaches the terminal too; stdout may be the machine format.
+        console = Console(highlight=False) if args.out else stderr
+        terminal.print_blocks(evaluation_blocks(report), console)

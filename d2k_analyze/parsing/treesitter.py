@@ -1,0 +1,85 @@
+"""Thin helpers over tree-sitter: cached parsers, node walking, syntax-error lines.
+
+Parsers are created once per process (creating one costs more than parsing a small file).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Iterator
+
+import tree_sitter as ts
+import tree_sitter_cuda
+import tree_sitter_python
+
+Node = ts.Node
+
+
+@lru_cache(maxsize=None)
+def _parser(language: str) -> ts.Parser:
+    grammar = tree_sitter_cuda.language() if language == "cuda" else tree_sitter_python.language()
+    return ts.Parser(ts.Language(grammar))
+
+
+def parse(language: str, text: str) -> tuple[ts.Tree, bytes]:
+    """Parse ``text`` with the CUDA or Python grammar; return the tree and the UTF-8 bytes."""
+    data = text.encode("utf-8", errors="replace")
+    return _parser(language).parse(data), data
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Every node under ``node`` (pre-order) with a tree cursor: no recursion, no child lists."""
+    cursor = node.walk()
+    while True:
+        yield cursor.node
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
+
+
+def walk_pruned(node: Node, prune) -> Iterator[Node]:
+    """Pre-order walk that does not descend into nodes for which ``prune(node)`` is true
+    (those nodes are not yielded either)."""
+    cursor = node.walk()
+    while True:
+        n = cursor.node
+        if not prune(n):
+            yield n
+            if cursor.goto_first_child():
+                continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
+
+
+def text(node: Node | None) -> str:
+    if node is None:
+        return ""
+    raw = node.text
+    return raw.decode("utf-8", errors="replace") if raw is not None else ""
+
+
+def error_rows(tree: ts.Tree, limit: int = 20) -> list[int]:
+    """0-based rows of ERROR / MISSING nodes (the places where tree-sitter had to recover)."""
+    rows: list[int] = []
+    if not tree.root_node.has_error:
+        return rows
+    stack = [tree.root_node]
+    while stack and len(rows) < limit:
+        n = stack.pop()
+        if not n.has_error:
+            continue
+        if n.is_error or n.is_missing:
+            rows.append(n.start_point[0])
+            continue
+        stack.extend(reversed(n.children))
+    return sorted(set(rows))
+
+
+def child_of_type(node: Node, *types: str) -> Node | None:
+    for c in node.children:
+        if c.type in types:
+            return c
+    return None

@@ -1,0 +1,171 @@
+"""Triton decorators and autotune configs, read statically.
+
+Configs may be written inline, in a module-level list, built by a function or a comprehension,
+or made by a small factory (``_config(128, 64, stages=3)``); each key's possible values are kept
+so that num_stages / num_ctas / BLOCK constants can be folded like launch-site constants.
+"""
+
+from __future__ import annotations
+
+from .. import liveness
+from ..liveness import UNKNOWN
+from .facts import Call, py_args, py_name
+from .python import PyFunction, PySource
+from .treesitter import Node, text, walk
+
+
+def module_constants(py: PySource) -> dict[str, object]:
+    return liveness.resolve_constants(py.constants, "python")
+
+
+def decorator_calls(fn: PyFunction, py: PySource) -> list[Call]:
+    out = []
+    for expr in fn.decorator_exprs():
+        row, end = expr.start_point[0] + 1, expr.end_point[0] + 1
+        if expr.type == "call":
+            args, kwargs = py_args(expr)
+            out.append(Call(py_name(expr.child_by_field_name("function")), py.file, row, end, args, kwargs, (), text(expr)[:300]))
+        else:
+            out.append(Call(py_name(expr), py.file, row, end, text=text(expr)))
+    return out
+
+
+def _resolve_value_node(node: Node, py: PySource) -> list[Node]:
+    """Where configs actually live: a list literal, a module-level list, or a config-building function."""
+    if node.type == "identifier":
+        name = text(node)
+        for mn in py.module_nodes:
+            for n in walk(mn):
+                if n.type == "assignment" and text(n.child_by_field_name("left")) == name:
+                    return [n.child_by_field_name("right") or n]
+        for fn in py.functions:
+            if fn.name == name:
+                return [fn.node]
+    if node.type == "call":
+        callee = py_name(node.child_by_field_name("function")).split(".")[-1]
+        for fn in py.functions:
+            if fn.name == callee:
+                return [fn.node]
+    return [node]
+
+
+def _comprehension_values(node: Node, consts: dict[str, object]) -> dict[str, list[object]]:
+    """Loop variables of enclosing comprehensions / for loops mapped to the literal values they take."""
+    out: dict[str, list[object]] = {}
+    p = node.parent
+    while p is not None:
+        holders = []
+        if p.type in ("list_comprehension", "generator_expression"):
+            holders = [c for c in p.children if c.type == "for_in_clause"]
+        elif p.type == "for_statement":
+            holders = [p]
+        for h in holders:
+            left, right = h.child_by_field_name("left"), h.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            vals = liveness.literal_value(text(right), consts)
+            if vals is UNKNOWN and right.type == "identifier":
+                vals = _local_value(p, text(right), consts)
+            if isinstance(vals, (list, tuple)) and left.type == "identifier":
+                out[text(left)] = list(vals)
+            elif isinstance(vals, (list, tuple)) and left.type in ("pattern_list", "tuple_pattern"):
+                names = [text(c) for c in left.named_children]
+                for i, nm in enumerate(names):
+                    out[nm] = [v[i] for v in vals if isinstance(v, (list, tuple)) and len(v) > i]
+        p = p.parent
+    return out
+
+
+def _local_value(node: Node, name: str, consts: dict[str, object]) -> object:
+    """Value of ``name = <literal>`` assigned in the function (or module) enclosing ``node``."""
+    scope = node
+    while scope.parent is not None and scope.type not in ("function_definition", "module"):
+        scope = scope.parent
+    for n in walk(scope):
+        if n.type == "assignment" and text(n.child_by_field_name("left")) == name:
+            right = n.child_by_field_name("right")
+            if right is not None:
+                return liveness.literal_value(text(right), consts)
+    return UNKNOWN
+
+
+def _config_items(call: Node) -> list[tuple[str, str]]:
+    """(key, value text) of a ``triton.Config({...}, num_warps=.., num_stages=..)`` call."""
+    items: list[tuple[str, str]] = []
+    cal = call.child_by_field_name("arguments")
+    for a in cal.named_children if cal is not None else []:
+        if a.type == "dictionary":
+            for pair in a.named_children:
+                if pair.type == "pair":
+                    items.append((text(pair.child_by_field_name("key")).strip("'\""), text(pair.child_by_field_name("value"))))
+        elif a.type == "keyword_argument":
+            items.append((text(a.child_by_field_name("name")), text(a.child_by_field_name("value"))))
+        elif a.type == "call" and py_name(a.child_by_field_name("function")) == "dict":
+            _, kw = py_args(a)
+            items += list(kw)
+    return items
+
+
+def _factory_bindings(call: Node, factory: PyFunction, consts: dict[str, object]) -> dict[str, object]:
+    """Parameter values of a config-factory call ``_config(128, 64, stages=3)``."""
+    args, kwargs = py_args(call)
+    out: dict[str, object] = {}
+    for (pname, _, default), arg in zip(factory.params, list(args) + [None] * len(factory.params)):
+        expr = dict(kwargs).get(pname, arg if arg is not None else default)
+        if expr:
+            v = liveness.literal_value(expr, consts)
+            if v is not UNKNOWN:
+                out[pname] = v
+    return out
+
+
+def autotune_configs(decorators: list[Call], fn: PyFunction, py: PySource, consts: dict[str, object]) -> tuple[list[dict[str, list[object]]], int]:
+    """Autotune configs: per config, each key's possible values (comprehension variables expanded).
+
+    Configs may be written inline, in a module-level list, built by a function, or made by a small
+    factory (``_config(bm, bn, stages=3)``); each Config (or factory call) is one config per
+    combination of the comprehension/loop variables around it."""
+    configs: list[dict[str, list[object]]] = []
+    total = 0
+    factories = {f.name: f for f in py.functions if not f.is_class and b"Config(" in (f.node.text or b"") and any(
+        n.type == "call" and py_name(n.child_by_field_name("function")).endswith("Config") for n in walk(f.node))}
+    for expr in fn.decorator_exprs():
+        if expr.type != "call" or not py_name(expr.child_by_field_name("function")).endswith("autotune"):
+            continue
+        al = expr.child_by_field_name("arguments")
+        value = None
+        for a in al.named_children if al is not None else []:
+            if a.type == "keyword_argument" and text(a.child_by_field_name("name")) == "configs":
+                value = a.child_by_field_name("value")
+            elif a.type != "keyword_argument" and value is None:
+                value = a
+        if value is None:
+            continue
+        for holder in _resolve_value_node(value, py):
+            for n in walk(holder):
+                if n.type != "call":
+                    continue
+                callee = py_name(n.child_by_field_name("function"))
+                env = dict(consts)
+                if callee.endswith("Config"):
+                    items = _config_items(n)
+                elif callee.split(".")[-1] in factories and holder is not factories[callee.split(".")[-1]].node:
+                    factory = factories[callee.split(".")[-1]]
+                    env.update(_factory_bindings(n, factory, consts))
+                    inner = next((m for m in walk(factory.node) if m.type == "call" and py_name(m.child_by_field_name("function")).endswith("Config")), None)
+                    items = _config_items(inner) if inner is not None else []
+                else:
+                    continue
+                loopvars = _comprehension_values(n, consts)
+                cfg: dict[str, list[object]] = {}
+                for k, v in items:
+                    if v.strip() in loopvars:
+                        cfg[k] = list(loopvars[v.strip()])
+                    else:
+                        cfg[k] = [liveness.literal_value(v, env)]
+                count = 1
+                for vals in loopvars.values():
+                    count *= max(len(vals), 1)
+                configs.append(cfg)
+                total += count
+    return configs, total

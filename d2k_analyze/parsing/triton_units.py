@@ -1,0 +1,199 @@
+"""Triton kernel units: ``@triton.jit`` functions with the jit helpers they call.
+
+Units are the jit functions that are launched (``kernel[grid](...)``, also through an autotuned
+alias) or called by no other jit function. Constants come from the signature defaults, the
+launch sites and the autotune configs; helper branches are folded with the constants the kernel
+passes at each call.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from .. import liveness
+from ..liveness import UNKNOWN
+from ..model import KernelUnit, Span
+from .common import MAX_ENVS, ParsedSubmission, add_host_lines, in_span, summarise
+from .facts import HostContext, LaunchInfo, Piece, UnitFacts, extract_python, py_args, py_name
+from .python import PyFunction, PySource, TritonLaunch
+from .treesitter import text, walk
+from .triton_configs import autotune_configs, decorator_calls, module_constants
+
+
+def _launch_env(fn: PyFunction, launch: TritonLaunch, consts: dict[str, object]) -> dict[str, object]:
+    env: dict[str, object] = {}
+    names = [p for p, _, _ in fn.params]
+    for pname, arg in zip(names, launch.args):
+        if arg.startswith("*"):
+            break
+        v = liveness.literal_value(arg, consts)
+        env[pname] = v
+    for k, v in launch.kwargs.items():
+        env[k] = liveness.literal_value(v, consts)
+    return env
+
+
+def _triton_envs(fn: PyFunction, launches: list[tuple[PySource, TritonLaunch]], configs, heuristics: set[str], consts) -> list[dict[str, object]]:
+    base: dict[str, object] = dict(consts)
+    for pname, _ann, default in fn.params:
+        if default:
+            v = liveness.literal_value(default, consts)
+            if v is not UNKNOWN:
+                base[pname] = v
+        else:
+            base.pop(pname, None)
+    cfg_envs: list[dict[str, object]] = []
+    for cfg in configs or [{}]:
+        keys = [k for k in cfg if k not in ("num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook")]
+        for combo in itertools.product(*[cfg[k] for k in keys]):
+            cfg_envs.append(dict(zip(keys, combo)))
+            if len(cfg_envs) >= MAX_ENVS:
+                break
+    launch_envs = [_launch_env(fn, l, module_constants(p)) for p, l in launches] or [{}]
+    envs: list[dict[str, object]] = []
+    for le in launch_envs:
+        for ce in cfg_envs:
+            env = dict(base)
+            env.update(le)
+            env.update(ce)
+            for h in heuristics:
+                env.pop(h, None)
+            envs.append({k: v for k, v in env.items() if v is not UNKNOWN})
+            if len(envs) >= MAX_ENVS:
+                return envs
+    return envs
+
+
+def _jit_helper_closure(fn: PyFunction, jit_by_name: dict[str, list[tuple[PySource, PyFunction]]]) -> list[tuple[PySource, PyFunction]]:
+    out: list[tuple[PySource, PyFunction]] = []
+    seen = {fn.name}
+    todo = [fn]
+    while todo:
+        f = todo.pop()
+        for name in sorted(f.names):
+            if name in seen or name not in jit_by_name:
+                continue
+            seen.add(name)
+            for pair in jit_by_name[name]:
+                out.append(pair)
+                todo.append(pair[1])
+    return out
+
+
+def _helper_call_envs(helper: PyFunction, callers: list[tuple[PyFunction, list[dict[str, object]]]], consts) -> list[dict[str, object]]:
+    """Constexpr values a kernel passes to a jit helper (folded under the kernel's envs)."""
+    out: list[dict[str, object]] = []
+    pnames = [p for p, _, _ in helper.params]
+    defaults = {p: liveness.literal_value(d, consts) for p, _, d in helper.params if d}
+    for caller, envs in callers:
+        for n in walk(caller.node):
+            if n.type != "call" or py_name(n.child_by_field_name("function")).split(".")[-1] != helper.name:
+                continue
+            args, kwargs = py_args(n)
+            for env in envs:
+                e = dict(consts)
+                e.update({k: v for k, v in defaults.items() if v is not UNKNOWN})
+                for pname, arg in list(zip(pnames, args)) + list(kwargs):
+                    v = liveness.literal_value(arg, env)
+                    if v is UNKNOWN:
+                        e.pop(pname, None)
+                    else:
+                        e[pname] = v
+                out.append(e)
+                if len(out) >= MAX_ENVS:
+                    return out
+    return out or [dict(consts)]
+
+
+def triton_units(parsed: ParsedSubmission, py_reach: set[str]) -> list[KernelUnit]:
+    jit_by_name: dict[str, list[tuple[PySource, PyFunction]]] = {}
+    for py in parsed.python:
+        for fn in py.functions:
+            if fn.is_jit and not fn.is_class:
+                jit_by_name.setdefault(fn.name, []).append((py, fn))
+    if not jit_by_name:
+        return []
+    launches: dict[str, list[tuple[PySource, TritonLaunch, PyFunction | None]]] = {}
+    reached_unknown_launch = False
+    aliases = {a: k for py in parsed.python for a, k in py.aliases.items()}
+    for py in parsed.python:
+        for fn in py.functions:
+            for l in fn.launches:
+                launches.setdefault(aliases.get(l.kernel, l.kernel), []).append((py, l, fn))
+                if fn.name in py_reach and aliases.get(l.kernel, l.kernel) not in jit_by_name:
+                    reached_unknown_launch = True
+        for l in py.module_launches:
+            launches.setdefault(aliases.get(l.kernel, l.kernel), []).append((py, l, None))
+    called_by_jit = {n for pairs in jit_by_name.values() for _, f in pairs for n in f.names if n in jit_by_name and n != f.name}
+    units: list[KernelUnit] = []
+    for name, pairs in jit_by_name.items():
+        if name in called_by_jit and name not in launches:
+            continue  # a helper: analysed as part of the kernels that call it
+        for py, fn in pairs:
+            consts = module_constants(py)
+            decorators = decorator_calls(fn, py)
+            configs, n_configs = autotune_configs(decorators, fn, py, consts)
+            heuristics: set[str] = set()
+            for expr in fn.decorator_exprs():
+                if expr.type == "call" and py_name(expr.child_by_field_name("function")).endswith("heuristics"):
+                    heuristics |= set(re.findall(r"['\"](\w+)['\"]\s*:", text(expr)))
+            ksites = launches.get(name, [])
+            envs = _triton_envs(fn, [(p, l) for p, l, _ in ksites], configs, heuristics, consts)
+            facts = UnitFacts(name, "triton", py.file, params=[(p, a) for p, a, _ in fn.params], decorators=decorators,
+                              configs=configs, n_configs=n_configs, heuristics=heuristics,
+                              constexprs=set(fn.constexpr_params()), envs=envs, file_lines=parsed.file_lines)
+            helpers = _jit_helper_closure(fn, jit_by_name)
+            body = fn.node.child_by_field_name("body") or fn.node
+            extract_python(facts, Piece(fn.node, py.file, lambda r: r + 1, py.data, liveness.dead_ranges(body, envs, "python"), "python"))
+            for hpy, helper in helpers:
+                henvs = _helper_call_envs(helper, [(fn, envs)] + [(h, [dict(module_constants(hp))]) for hp, h in helpers if h is not helper], module_constants(hpy))
+                hbody = helper.node.child_by_field_name("body") or helper.node
+                extract_python(facts, Piece(helper.node, hpy.file, lambda r: r + 1, hpy.data, liveness.dead_ranges(hbody, henvs, "python"), "python"))
+            launched = False
+            spans: list[Span] = []
+            host_fns: list[tuple[PySource, PyFunction]] = []
+            for lpy, l, caller in ksites:
+                spans.append(Span(lpy.file, l.row + 1, l.end_row + 1))
+                facts.launches.append(LaunchInfo(lpy.file, l.row + 1, l.grid, dict(l.kwargs)))
+                if caller is None or caller.name in py_reach:
+                    launched = True
+                if caller is not None:
+                    host_fns.append((lpy, caller))
+            if not launched and reached_unknown_launch and name in py_reach:
+                launched = True  # launched through a variable: `kern = a if c else b; kern[grid](...)`
+            facts.host = _triton_host_context(host_fns, parsed)
+            facts.launched = launched
+            start, end = fn.node.start_point[0] + 1, fn.node.end_point[0] + 1
+            dec_start = min([d.start_point[0] + 1 for d in fn.decorators] or [start])
+            units.append(
+                KernelUnit(
+                    name=name, language="triton", file=py.file, span=Span(py.file, dec_start, end),
+                    source="\n\n".join([text(fn.node)] + [text(h.node) for _, h in helpers]),
+                    helpers=[h.name for _, h in helpers], launched=launched, launch_sites=spans,
+                    launch_constants=summarise(envs, fn.constexpr_params()),
+                    code_lines={ln.line for ln in facts.lines if ln.file == py.file},
+                    parse_warnings=[w for w in py.warnings if in_span(w, dec_start, end)], ast=facts,
+                )
+            )
+    return units
+
+
+def _triton_host_context(host_fns: list[tuple[PySource, PyFunction]], parsed: ParsedSubmission) -> HostContext:
+    ctx = HostContext()
+    seen: set[int] = set()
+    names: set[str] = set()
+    for py, fn in host_fns:
+        if id(fn.node) in seen:
+            continue
+        seen.add(id(fn.node))
+        add_host_lines(ctx, fn.node, py.file, lambda r: r + 1, py.data, python=True)
+        names |= fn.names
+    for py in parsed.python:  # helpers the launchers call (e.g. a cached SM-count getter) + module code
+        for fn in py.functions:
+            if fn.name in names and not fn.is_jit and id(fn.node) not in seen:
+                seen.add(id(fn.node))
+                add_host_lines(ctx, fn.node, py.file, lambda r: r + 1, py.data, python=True)
+        for n in py.module_nodes:
+            add_host_lines(ctx, n, py.file, lambda r: r + 1, py.data, python=True)
+    return ctx

@@ -1,0 +1,151 @@
+"""``d2k-profile``: the command line.
+
+Parses arguments, discovers submissions, plans the (submission, workload) pairs, runs them in
+workers with a progress display, and prints the summary. User mistakes (a missing path, an unknown
+task or workload, an existing results file without ``--resume``) end with one clear line and exit
+code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from d2k_spec.schema import SpecError
+from d2k_spec.task import default_tasks_root, load_task
+
+from . import summary
+from .discovery import DiscoveryError, discover
+from .isolation import Limits
+from .results import Record, ResultStore, load_records
+from .runner import RunOptions, Runner, UsageError, plan
+
+EPILOG = """examples:
+  d2k-profile tasks/softmax                      profile the softmax expert (with the reference)
+  d2k-profile corpus/ --out results/corpus       every corpus kernel, all workloads
+  d2k-profile runs/claude-guided/ --resume --out results/claude-guided
+  d2k-profile my_kernel/ --task softmax --workloads m8192_n1024 --mode graph
+  d2k-profile tasks/softmax --self-check         reference timed against itself (noise floor)
+  d2k-profile corpus/softmax --smoke             quick check on the tiny smoke workload
+
+Without a GPU the same commands check correctness on the smoke workloads only (Triton through
+TRITON_INTERPRET=1, the reference on the CPU); CUDA C++ submissions are marked skipped.
+Results: OUT/results.jsonl (one JSON line per submission x workload, pandas.read_json(lines=True)),
+OUT/summary.csv, OUT/environment.json, OUT/logs/.
+"""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="d2k-profile", description="Isolated, cheat-resistant GPU benchmarking of kernel submissions against the task reference.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="submission folder, task folder (its expert), corpus/ or runs/<run>/")
+    p.add_argument("--task", help="task id (or task folder) for submissions outside tasks/, corpus/<task>/ and runs/<run>/<task>/")
+    p.add_argument("--workloads", nargs="+", metavar="NAME", help="only these workloads (default: all timed workloads)")
+    p.add_argument("--out", default="d2k-profile-out", type=Path, help="output folder (default: %(default)s)")
+    p.add_argument("--resume", action="store_true", help="continue OUT/results.jsonl, skipping finished pairs")
+    p.add_argument("--gpus", default="0", help="comma-separated GPU indices to spread submissions over (default: %(default)s)")
+    p.add_argument("--mode", choices=("eager", "graph"), default="eager", help="eager per-call timing, or CUDA-graph replay for very short kernels")
+    p.add_argument("--smoke", action="store_true", help="only the tiny smoke workload")
+    p.add_argument("--self-check", action="store_true", help="also time each task's reference against itself (noise floor)")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per workload before the worker is killed (default: %(default)s)")
+    p.add_argument("--build-timeout", type=float, default=600.0, help="seconds to import/compile a submission (default: %(default)s)")
+    p.add_argument("--budget", type=float, default=1.0, help="timing budget per workload in seconds, all implementations together (default: %(default)s)")
+    p.add_argument("--target-rse", type=float, default=0.002, help="stop timing when the relative standard error is below this (default: %(default)s)")
+    p.add_argument("--jobs", type=int, default=2, help="parallel pre-builds, and parallel workers without a GPU (default: %(default)s)")
+    p.add_argument("--tasks-root", type=Path, default=None, help="folder of task folders (default: the checkout's tasks/)")
+    p.add_argument("--cpu", action="store_true", help="behave as on a machine without a GPU")
+    p.add_argument("--no-prebuild", action="store_true", help="compile each submission in its timing worker only")
+    return p
+
+
+def has_gpu(force_cpu: bool) -> bool:
+    if force_cpu:
+        return False
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+class Progress:
+    """A rich progress bar when rich is installed, else one line per finished pair."""
+
+    def __init__(self, total: int):
+        self.total, self.done = total, 0
+        try:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+
+            self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+            self.bar_task = self.bar.add_task("profiling", total=total)
+        except ImportError:
+            self.bar = None
+
+    def __enter__(self):
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.stop()
+
+    def update(self, rec: Record) -> None:
+        self.done += 1
+        line = f"{rec.task}/{rec.workload}/{rec.submission}: {rec.status.value}"
+        if rec.timing:
+            line += f" {rec.timing.median_ms:.4f} ms"
+            if rec.speedup_vs_reference:
+                line += f" ({rec.speedup_vs_reference:.2f}x ref)"
+        if self.bar is not None:
+            self.bar.update(self.bar_task, advance=1, description=line[:80])
+        else:
+            print(f"[{self.done}/{self.total}] {line}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    tasks_root = (args.tasks_root or default_tasks_root()).resolve()
+    gpu = has_gpu(args.cpu)
+    try:
+        subs = discover(args.paths, tasks_root, args.task, args.self_check)
+        opts = RunOptions(
+            out=args.out, mode=args.mode, smoke=args.smoke, workloads=args.workloads, resume=args.resume,
+            gpus=[g.strip() for g in args.gpus.split(",") if g.strip()], jobs=max(1, args.jobs),
+            limits=Limits(build_timeout_s=args.build_timeout, workload_timeout_s=args.timeout),
+            timing={"budget_s": args.budget, "target_rse": args.target_rse}, prebuild=not args.no_prebuild,
+        )
+        args.out.mkdir(parents=True, exist_ok=True)
+        store = ResultStore(args.out / "results.jsonl", resume=args.resume)
+        jobs, skipped = plan(subs, opts, gpu, store)
+    except (DiscoveryError, UsageError, FileExistsError, SpecError) as exc:
+        print(f"d2k-profile: error: {exc}", file=sys.stderr)
+        return 2
+    if not gpu:
+        print("d2k-profile: no GPU: checking correctness on the smoke workloads only; timing needs a GPU. "
+              "CUDA C++ submissions are skipped.", flush=True)
+    total = sum(len(j.workloads) for j in jobs)
+    print(f"d2k-profile: {len(subs)} submission(s), {total} pair(s) to run" + (f", {skipped} already done (--resume)" if skipped else ""), flush=True)
+    with Progress(total) as progress:
+        runner = Runner(opts, store, gpu, progress.update)
+        runner.run(jobs)
+    runner.write_environment()
+    ref_is_expert = {}
+    for s in subs:
+        ref_is_expert.setdefault(s.task_id, load_task(s.task_path).baseline.reference_is_expert)
+    rows = summary.summarize(load_records(store.path), ref_is_expert)
+    summary.write_csv(rows, args.out / "summary.csv")
+    summary.print_table(rows)
+    weak = sorted({w for r in rows for w in r.weak_workloads})
+    if weak:
+        print("WARNING: workloads passed by a null kernel (too weak): " + ", ".join(weak))
+    print(f"results: {store.path}  summary: {args.out / 'summary.csv'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""From the PATHs on the command line to the submissions to profile.
+
+A PATH may be a submission folder (holding ``submission.py``), a task folder (its expert is
+profiled), ``corpus/`` or a run folder (``runs/<run>/``): every folder below it holding a
+``submission.py`` is a submission. Each submission's task is ``--task`` if given, else the nearest
+enclosing task folder (``tasks/<id>/expert``), else the nearest enclosing folder named like a task
+(``corpus/<task>/<variant>``, ``runs/<run>/<task>``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ENTRY = "submission.py"
+
+
+@dataclass(frozen=True)
+class Submission:
+    task_id: str
+    task_path: Path
+    path: Path  # the submission folder; reference.py itself for the noise-floor self-check
+    name: str  # short, unique within the task; the last part of the NVTX range name
+    role: str  # "submission" | "expert" | "reference"
+    language: str  # "cuda" | "triton" | "python"
+
+
+class DiscoveryError(Exception):
+    """A user mistake on the command line, with a message that says how to fix it."""
+
+
+def language_of(folder: Path) -> str:
+    """``cuda`` when the submission compiles CUDA C++ (needs a GPU), ``triton``, or ``python``."""
+    if folder.is_file():
+        return "python"
+    if any(folder.glob("*.cu")):
+        return "cuda"
+    text = "\n".join(p.read_text(errors="replace") for p in folder.glob("*.py"))
+    if re.search(r"cpp_extension|load_inline|\.cu\b", text):
+        return "cuda"
+    if re.search(r"^\s*(import triton|from triton)", text, re.M):
+        return "triton"
+    return "python"
+
+
+def resolve_task(ref: str, tasks_root: Path) -> Path:
+    """``--task`` as a task id under ``tasks_root`` or as a path to a task folder."""
+    for cand in (Path(ref), tasks_root / ref):
+        if (cand / "task.toml").is_file():
+            return cand.resolve()
+    known = sorted(p.name for p in tasks_root.iterdir() if (p / "task.toml").is_file()) if tasks_root.is_dir() else []
+    raise DiscoveryError(f"unknown task '{ref}' (known in {tasks_root}: {', '.join(known) or 'none'})")
+
+
+def _enclosing_task(folder: Path, tasks_root: Path) -> Path | None:
+    for anc in [folder, *folder.parents]:
+        if (anc / "task.toml").is_file():
+            return anc
+    for anc in [folder, *folder.parents]:
+        if (tasks_root / anc.name / "task.toml").is_file():
+            return (tasks_root / anc.name).resolve()
+    return None
+
+
+def _expert_folder(task_path: Path) -> Path:
+    import tomllib
+
+    data = tomllib.loads((task_path / "task.toml").read_text())
+    return (task_path / data.get("baseline", {}).get("expert", "expert")).resolve()
+
+
+def _submission_folders(path: Path) -> list[tuple[Path, bool]]:
+    """(folder, is_expert) for every submission a PATH names."""
+    if path.is_file():
+        if path.name != ENTRY:
+            raise DiscoveryError(f"{path}: a submission is a folder with {ENTRY} (or pass the folder itself)")
+        return [(path.parent, False)]
+    if (path / "task.toml").is_file():
+        expert = _expert_folder(path)
+        folder = expert if expert.is_dir() else expert.parent
+        return [(folder, True)]
+    if (path / ENTRY).is_file():
+        return [(path, False)]
+    found = sorted(p.parent for p in path.rglob(ENTRY) if "__pycache__" not in p.parts)
+    if not found:
+        raise DiscoveryError(f"{path}: no {ENTRY} found (PATH is a submission folder, a task folder, corpus/ or runs/<run>/)")
+    return [(f, False) for f in found]
+
+
+def discover(paths: list[str], tasks_root: Path, task: str | None = None, self_check: bool = False) -> list[Submission]:
+    """Every submission named by ``paths``, deduplicated, in a stable order."""
+    forced = resolve_task(task, tasks_root) if task else None
+    subs: dict[Path, Submission] = {}
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise DiscoveryError(f"{raw}: no such file or folder")
+        for folder, is_expert in _submission_folders(path.resolve()):
+            task_path = forced or _enclosing_task(folder, tasks_root)
+            if task_path is None:
+                raise DiscoveryError(f"{folder}: cannot tell which task it implements; pass --task ID")
+            is_expert = is_expert or folder == _expert_folder(task_path)
+            name = "expert" if is_expert else (folder.parent.name if folder.name == task_path.name else folder.name)
+            subs.setdefault(folder, Submission(task_path.name, task_path, folder, name, "expert" if is_expert else "submission", language_of(folder)))
+    if self_check:
+        for task_path in sorted({s.task_path for s in subs.values()}):
+            ref = task_path / "reference.py"
+            subs.setdefault(ref, Submission(task_path.name, task_path, ref, "reference-self", "reference", "python"))
+    return _unique_names(list(subs.values()))
+
+
+def _unique_names(subs: list[Submission]) -> list[Submission]:
+    """Disambiguate equal names within a task by prefixing the parent folder's name."""
+    out = []
+    for s in subs:
+        clash = [t for t in subs if t.task_id == s.task_id and t.name == s.name]
+        if len(clash) > 1:
+            s = Submission(s.task_id, s.task_path, s.path, f"{s.path.parent.name}.{s.name}", s.role, s.language)
+        out.append(s)
+    return out

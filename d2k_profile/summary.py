@@ -1,0 +1,116 @@
+"""Per-submission summary of a results file: correctness, geomean speedups, Performance Score.
+
+A task's speedup is the geometric mean over the workloads that were run (the same fixed set for
+every submission of a task), and a submission is correct only if every one of them is ``ok``: no
+geomean over a different set of passing workloads. The table is printed with rich when it is
+installed and as plain text otherwise (the GPU machines may lack rich).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from . import metrics
+from .results import Record, Status
+
+
+@dataclass
+class SubmissionSummary:
+    task: str
+    submission: str
+    role: str
+    mode: str
+    workloads: int
+    ok: int
+    statuses: str
+    correct: bool
+    speedup_vs_reference: float | None
+    speed_vs_expert: float | None
+    performance_score: int | None
+    weak_workloads: list[str] = field(default_factory=list)
+    first_problem: str = ""
+
+
+def summarize(records: list[Record], reference_is_expert: dict[str, bool] | None = None) -> list[SubmissionSummary]:
+    """One row per (task, submission path, mode), from the latest record of each workload."""
+    latest: dict[str, Record] = {}
+    for r in records:
+        latest[r.key] = r
+    groups: dict[tuple, list[Record]] = {}
+    for r in latest.values():
+        groups.setdefault((r.task, r.path, r.mode), []).append(r)
+    rows = []
+    for (task, _path, mode), recs in sorted(groups.items()):
+        recs.sort(key=lambda r: r.workload)
+        ok = [r for r in recs if r.status == Status.OK]
+        correct = len(ok) == len(recs)
+        timed = mode != "cpu"
+        sp = metrics.geomean([r.speedup_vs_reference for r in recs]) if timed and correct else None
+        if (reference_is_expert or {}).get(task):
+            vs_expert = sp
+        else:
+            vs_expert = metrics.geomean([r.speedup_vs_expert for r in recs]) if timed and correct and all(r.speedup_vs_expert for r in recs) else None
+        if recs[0].role == "expert" and correct:
+            vs_expert = 1.0
+        score = metrics.performance_score(correct, sp, vs_expert) if (timed or not correct) else None
+        problem = next((f"{r.workload}: {r.status.value}: {r.reason.splitlines()[-1] if r.reason else ''}" for r in recs if r.status != Status.OK), "")
+        rows.append(SubmissionSummary(
+            task, recs[0].submission, recs[0].role, mode, len(recs), len(ok),
+            ", ".join(f"{k} {v}" for k, v in Counter(r.status.value for r in recs).most_common()),
+            correct, sp, vs_expert, score,
+            sorted({f"{r.workload} ({'/'.join(r.weak_workload)})" for r in recs if r.weak_workload}), problem[:160],
+        ))
+    return rows
+
+
+def write_csv(rows: list[SubmissionSummary], path: Path) -> None:
+    """The summary as CSV (loads with ``pandas.read_csv``)."""
+    with open(path, "w", newline="") as fh:
+        fields = list(asdict(rows[0]).keys()) if rows else ["task"]
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        for r in rows:
+            d = asdict(r)
+            d["weak_workloads"] = "; ".join(r.weak_workloads)
+            w.writerow(d)
+
+
+def _fmt(x: float | None, spec: str = ".2f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+COLUMNS = ("task", "submission", "ok", "statuses", "speedup×ref", "vs expert", "score", "first problem")
+
+
+def table_rows(rows: list[SubmissionSummary]) -> list[tuple[str, ...]]:
+    return [
+        (r.task, r.submission, f"{r.ok}/{r.workloads}", r.statuses, _fmt(r.speedup_vs_reference), _fmt(r.speed_vs_expert),
+         "-" if r.performance_score is None else str(r.performance_score), r.first_problem[:70])
+        for r in rows
+    ]
+
+
+def print_table(rows: list[SubmissionSummary], out: TextIO | None = None) -> None:
+    """The one place a table is printed: rich if available, else aligned plain text."""
+    body = table_rows(rows)
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        import sys
+
+        out = out or sys.stdout
+        widths = [max(len(c), *(len(row[i]) for row in body)) if body else len(c) for i, c in enumerate(COLUMNS)]
+        for row in [COLUMNS, *body]:
+            out.write("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
+        return
+    table = Table(title="d2k-profile summary")
+    for c in COLUMNS:
+        table.add_column(c, overflow="fold")
+    for row in body:
+        table.add_row(*row)
+    Console(file=out, width=180).print(table)

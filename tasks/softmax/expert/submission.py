@@ -1,0 +1,188 @@
+"""Expert row softmax in Triton.
+
+Two strategies, chosen by row length:
+
+* Rows of up to 32768 elements (all bf16 workloads): the row stays in registers. A program loads
+  a [ROWS, BLOCK_N] tile once, reduces max and sum over registers, normalizes and stores once,
+  which is the minimum DRAM traffic (one read, one write). Short rows are packed several to a
+  program so that each program moves >= 4096 elements; num_warps is autotuned among the values
+  that give each thread 8-64 elements (fewer wastes the tile, more spills registers).
+* Longer rows (m128_n262144_fp32: 128 rows of 1 MB, fewer rows than the 132 SMs): a row does not
+  fit on chip, and one program per row would leave the machine under-filled. Each row is split
+  into CHUNK-element pieces handled by separate programs: the first kernel computes each chunk's
+  (max, sum-exp) with an online (running-max, rescaled-sum) pass; the second merges the row's
+  partial pairs by log-sum-exp and normalizes its chunk. The second kernel walks the chunks in
+  reverse launch order so that it first re-reads what the first kernel read last, still in L2.
+
+All arithmetic is fp32 (bf16 is widened on load, rounded once on store); exp is exp2 with
+log2(e) folded in.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)  # globals used in @triton.jit must be constexpr
+
+# Longest row kept entirely in registers: 32768 values over 1024 threads is 32 fp32 per thread.
+MAX_ROW_ON_CHIP = 32768
+# A short-row program packs rows until its tile holds this many elements (16 KB of bf16 loads).
+MIN_TILE = 4096
+# Split path: elements per program, and per loop iteration inside a program.
+SPLIT_CHUNK = 16384
+SPLIT_BLOCK = 4096
+SPLIT_WARPS = 8
+
+
+def _prune_configs(configs, named_args, **kwargs):
+    """Autotune only num_warps values that give every thread 8-64 elements of the tile (fewer
+    wastes threads, more spills registers)."""
+    tile = kwargs["BLOCK_N"] * kwargs["ROWS"]
+    kept = [c for c in configs if 8 <= tile // (32 * c.num_warps) <= 64]
+    return kept or [min(configs, key=lambda c: abs(tile // (32 * c.num_warps) - 32))]
+
+
+def _time_config(kernel_call, quantiles):
+    """Autotuner timing; under TRITON_INTERPRET=1 (CPU) there is nothing to time, so every
+    config is run once and ties go to the first one."""
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        kernel_call()
+        return [0.0, 0.0, 0.0]
+    return triton.testing.do_bench(kernel_call, quantiles=quantiles)
+
+
+@triton.autotune(
+    configs=[triton.Config({}, num_warps=w) for w in (4, 8, 16, 32)],
+    key=["BLOCK_N", "ROWS"],
+    prune_configs_by={"early_config_prune": _prune_configs},
+    do_bench=_time_config,
+)
+@triton.jit
+def softmax_rows_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
+    """ROWS whole rows per program, held in registers: one read and one write of each element."""
+    pid = tl.program_id(0)
+    rows = pid * ROWS + tl.arange(0, ROWS)
+    # Rows past the end re-load the last row (always valid) and are masked on the store, so no
+    # lane ever reduces an all -inf row.
+    rows = tl.minimum(rows, M - 1).to(tl.int64)
+    cols = tl.arange(0, BLOCK_N)
+    col_ok = cols[None, :] < N
+    x = tl.load(
+        x_ptr + rows[:, None] * stride_x + cols[None, :],
+        mask=col_ok,
+        other=float("-inf"),
+        eviction_policy="evict_first",  # read once: do not keep it in L2
+    ).to(tl.float32)
+    row_max = tl.max(x, axis=1)
+    e = tl.exp2((x - row_max[:, None]) * LOG2E)  # padding columns: exp2(-inf) = 0
+    y = e * (1.0 / tl.sum(e, axis=1))[:, None]
+    store_ok = ((pid * ROWS + tl.arange(0, ROWS))[:, None] < M) & col_ok
+    tl.store(
+        y_ptr + rows[:, None] * stride_y + cols[None, :],
+        y.to(y_ptr.dtype.element_ty),
+        mask=store_ok,
+        eviction_policy="evict_first",
+    )
+
+
+@triton.jit
+def softmax_chunk_stats_kernel(
+    x_ptr, m_ptr, s_ptr, N, stride_x, S, CHUNK: tl.constexpr, BLOCK: tl.constexpr
+):
+    """(max, sum exp(x - max)) of one CHUNK of one row, in a single online pass.
+
+    Each lane keeps its own running max and running sum, rescaling the sum when its max grows,
+    so the loop needs no cross-warp reduction; the lanes are merged once at the end.
+    """
+    pid = tl.program_id(0)
+    row = pid // S
+    start = (pid % S) * CHUNK
+    row_ptr = x_ptr + row.to(tl.int64) * stride_x
+    offs = tl.arange(0, BLOCK)
+    m_run = tl.full([BLOCK], float("-inf"), tl.float32)
+    s_run = tl.zeros([BLOCK], tl.float32)
+    for k in range(0, CHUNK, BLOCK):
+        cols = start + k + offs
+        # Default eviction: the normalize kernel re-reads this, and L2 keeps the latest 60 MB.
+        x = tl.load(row_ptr + cols, mask=cols < N, other=float("-inf")).to(tl.float32)
+        m_new = tl.maximum(m_run, x)
+        seen = m_new > float("-inf")  # a lane that has only seen padding has nothing to rescale
+        alpha = tl.where(seen, tl.exp2((m_run - m_new) * LOG2E), 0.0)
+        p = tl.where(seen, tl.exp2((x - m_new) * LOG2E), 0.0)
+        s_run = s_run * alpha + p
+        m_run = m_new
+    m = tl.max(m_run, axis=0)  # every chunk holds at least one real element, so m is finite
+    s = tl.sum(s_run * tl.exp2((m_run - m) * LOG2E), axis=0)
+    tl.store(m_ptr + pid, m)
+    tl.store(s_ptr + pid, s)
+
+
+@triton.jit
+def softmax_chunk_normalize_kernel(
+    x_ptr, y_ptr, m_ptr, s_ptr, N, stride_x, stride_y, S,
+    S_POW2: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr,
+):
+    """Merge the row's S partial (max, sum) pairs by log-sum-exp, then normalize one chunk."""
+    # Reverse order: the first programs re-read the chunks the stats kernel read last (in L2).
+    pid = tl.num_programs(0) - 1 - tl.program_id(0)
+    row = pid // S
+    start = (pid % S) * CHUNK
+    parts = tl.arange(0, S_POW2)
+    part_ok = parts < S
+    ms = tl.load(m_ptr + row * S + parts, mask=part_ok, other=float("-inf"))
+    ss = tl.load(s_ptr + row * S + parts, mask=part_ok, other=0.0)
+    m = tl.max(ms, axis=0)
+    total = tl.sum(ss * tl.exp2((ms - m) * LOG2E), axis=0)
+    inv_total = 1.0 / total
+    m_log2 = m * LOG2E
+    x_row = x_ptr + row.to(tl.int64) * stride_x
+    y_row = y_ptr + row.to(tl.int64) * stride_y
+    offs = tl.arange(0, BLOCK)
+    for k in range(0, CHUNK, BLOCK):
+        cols = start + k + offs
+        ok = cols < N
+        x = tl.load(x_row + cols, mask=ok, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        y = tl.exp2(x * LOG2E - m_log2) * inv_total
+        # Stream the output so it does not evict x lines that later programs re-read from L2.
+        tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=ok, eviction_policy="evict_first")
+
+
+def _softmax_on_chip(x: torch.Tensor, y: torch.Tensor) -> None:
+    M, N = x.shape
+    block_n = triton.next_power_of_2(N)
+    rows = max(1, MIN_TILE // block_n)
+    grid = (triton.cdiv(M, rows),)
+    softmax_rows_kernel[grid](x, y, M, N, x.stride(0), y.stride(0), BLOCK_N=block_n, ROWS=rows)
+
+
+def _softmax_split_rows(x: torch.Tensor, y: torch.Tensor) -> None:
+    M, N = x.shape
+    splits = triton.cdiv(N, SPLIT_CHUNK)
+    m_part = torch.empty((M, splits), device=x.device, dtype=torch.float32)
+    s_part = torch.empty((M, splits), device=x.device, dtype=torch.float32)
+    grid = (M * splits,)
+    softmax_chunk_stats_kernel[grid](
+        x, m_part, s_part, N, x.stride(0), splits, CHUNK=SPLIT_CHUNK, BLOCK=SPLIT_BLOCK, num_warps=SPLIT_WARPS
+    )
+    softmax_chunk_normalize_kernel[grid](
+        x, y, m_part, s_part, N, x.stride(0), y.stride(0), splits,
+        S_POW2=triton.next_power_of_2(splits), CHUNK=SPLIT_CHUNK, BLOCK=SPLIT_BLOCK, num_warps=SPLIT_WARPS,
+    )
+
+
+def run(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension of a contiguous 2-D bf16/fp32 tensor."""
+    assert x.dim() == 2, "expects [M, N]"
+    x = x.contiguous()
+    y = torch.empty_like(x)
+    if x.numel() == 0:
+        return y
+    if x.shape[1] <= MAX_ROW_ON_CHIP:
+        _softmax_on_chip(x, y)
+    else:
+        _softmax_split_rows(x, y)
+    return y

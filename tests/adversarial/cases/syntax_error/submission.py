@@ -1,0 +1,5 @@
+"""Fault: does not even import."""
+
+
+def run(x)
+    return x

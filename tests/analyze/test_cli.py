@@ -1,0 +1,138 @@
+"""The command line: help, usage errors without tracebacks, exit codes, formats, parallel jobs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from d2k_analyze import cli
+from d2k_analyze.reports import load_results
+
+KERNEL = """
+__global__ void scale_kernel(const float* __restrict__ x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.0f * x[i];
+}
+extern "C" void launch(const float* x, float* y, int n, cudaStream_t s) {
+    scale_kernel<<<(n + 255) / 256, 256, 0, s>>>(x, y, n);
+}
+"""
+
+LABELS = """
+description = "scalar scale"
+design_level = "naive"
+
+[[kernel]]
+name = "scale_kernel"
+file = "kernel.cu"
+language = "cuda"
+implemented = ["coalesced_access"]
+"""
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    for variant in ("v1", "v2", "v3"):
+        folder = tmp_path / "corpus" / "softmax" / variant
+        folder.mkdir(parents=True)
+        (folder / "kernel.cu").write_text(KERNEL)
+        (folder / "submission.py").write_text("def run(x):\n    return x\n")
+    (tmp_path / "corpus" / "softmax" / "v1" / "labels.toml").write_text(LABELS)
+    return tmp_path / "corpus"
+
+
+def test_help_explains_with_examples(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for word in ("--task", "--format", "--out", "--jobs", "--no-compiled", "--eval-labels", "examples:", "load_results", "exit status"):
+        assert word in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["/no/such/folder"], "no such file or folder: /no/such/folder"),
+        (["{corpus}", "--task", "nope"], "unknown task 'nope'"),
+        (["{corpus}", "--jobs", "0"], "--jobs must be at least 1"),
+        (["{corpus}", "--out", "/no/such/dir/x.json"], "does not exist"),
+        (["{empty}", "--eval-labels"], "no submissions"),
+    ],
+)
+def test_usage_errors_exit_2_without_traceback(corpus, tmp_path, capsys, argv, message):
+    (tmp_path / "empty").mkdir()
+    argv = [a.format(corpus=corpus, empty=tmp_path / "empty") for a in argv]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_unknown_format_is_a_usage_error(corpus, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main([str(corpus), "--format", "xml"])
+    assert exc.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_jsonl_out_and_parallel_jobs_agree(corpus, tmp_path):
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    assert cli.main([str(corpus), "--format", "jsonl", "--out", str(one), "--jobs", "1", "--no-compiled"]) == 0
+    assert cli.main([str(corpus), "--format", "jsonl", "--out", str(two), "--jobs", "2", "--no-compiled"]) == 0
+    assert one.read_text() == two.read_text()
+    df = load_results(one)
+    subs = df[df.row_type == "submission"]
+    assert len(subs) == 3 and set(subs["task"]) == {"softmax"}
+    assert set(subs["compiled"]) == {"compiled layer: off (--no-compiled)"}
+    units = df[df.row_type == "unit"]
+    assert set(units["unit"]) == {"scale_kernel"}
+    if len(df[df.row_type == "item"]):  # the softmax task is loaded: one row per design item
+        assert df[df.row_type == "item"].groupby("submission").size().nunique() == 1
+
+
+def test_every_format_renders(corpus, tmp_path, capsys):
+    for fmt in ("table", "csv", "md", "html", "sarif"):
+        assert cli.main([str(corpus), "--format", fmt, "--no-compiled", "--jobs", "1"]) == 0
+        out = capsys.readouterr().out
+        assert "scale_kernel" in out or fmt == "sarif"
+        if fmt == "sarif":
+            assert json.loads(out)["version"] == "2.1.0"
+
+
+def test_task_override_and_properties_only(corpus, tmp_path, capsys):
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "kernel.cu").write_text(KERNEL)
+    assert cli.main([str(loose), "--no-compiled", "--jobs", "1"]) == 0
+    assert "properties only" in capsys.readouterr().out
+
+
+def test_failed_submission_exits_1_and_the_rest_continues(corpus, capsys, monkeypatch):
+    import d2k_analyze.analysis as analysis
+
+    real = analysis.analyze_submission
+
+    def flaky(name, path, task, catalogue=None):
+        if path.name == "v2":
+            raise RuntimeError("boom")
+        return real(name, path, task, catalogue)
+
+    monkeypatch.setattr(analysis, "analyze_submission", flaky)
+    assert cli.main([str(corpus), "--format", "md", "--no-compiled", "--jobs", "1"]) == 1
+    captured = capsys.readouterr()
+    assert "analysis failed (RuntimeError: boom)" in captured.out
+    assert "1 of 3 submissions" in captured.err and "Traceback" not in captured.err
+
+
+def test_eval_labels_prints_metrics(corpus, tmp_path, capsys):
+    out = tmp_path / "eval.jsonl"
+    assert cli.main([str(corpus), "--eval-labels", "--format", "jsonl", "--out", str(out), "--no-compiled", "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "macro-F1" in printed and "Per property" in printed
+    df = load_results(out)
+    assert "eval_property" in set(df.row_type)
+
+
+def test_eval_labels_without_labels_is_a_usage_error(corpus, tmp_path, capsys):
+    assert cli.main([str(corpus / "softmax" / "v2"), "--eval-labels", "--no-compiled"]) == 2
+    assert "no labels.toml" in capsys.readouterr().err

@@ -1,0 +1,180 @@
+"""Kernel units: what is found, where (line mapping of embedded CUDA), and with which helpers."""
+
+from __future__ import annotations
+
+from d2k_analyze.detectors import detect
+from d2k_analyze.model import Status
+
+EMBEDDED = '''import torch
+from torch.utils.cpp_extension import load_inline
+
+CUDA_SRC = r"""
+#include <cuda_runtime.h>
+__device__ float helper(float v) { return __expf(v); }
+
+__global__ void scale_kernel(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = helper(x[i]);
+}
+
+void launch(const float* x, float* y, int n) { scale_kernel<<<(n + 255) / 256, 256>>>(x, y, n); }
+"""
+
+DOC_EXAMPLE = """__global__ void never_compiled(float* x) { atomicAdd(x, 1.0f); }"""
+
+_mod = load_inline(name="m", cpp_sources="void launch(const float*, float*, int);", cuda_sources=CUDA_SRC, functions=["launch"])
+
+
+def run(x):
+    y = torch.empty_like(x)
+    _mod.launch(x, y, x.numel())
+    return y
+'''
+
+
+def test_embedded_cuda_maps_lines_to_the_python_file(make_units):
+    [unit] = make_units({"submission.py": EMBEDDED})
+    assert unit.name == "scale_kernel" and unit.language == "cuda"
+    assert unit.file == "submission.py"
+    assert (unit.span.start_line, unit.span.end_line) == (8, 11)
+    assert unit.helpers == ["helper"]
+    assert unit.launched
+    finding = detect("fast_math", unit.ast)
+    assert finding.status == Status.PRESENT and finding.hits[0].line == 6  # __expf in the helper
+
+
+def test_uncompiled_cuda_string_earns_nothing(make_units):
+    units = make_units({"submission.py": EMBEDDED})
+    assert "never_compiled" not in {u.name for u in units}
+
+
+def test_cu_file_read_from_python_and_extern_c_launcher(make_units):
+    files = {
+        "kernel.cu": """
+            __global__ void used(float* x) { x[threadIdx.x] = 1.f; }
+            __global__ void unused(float* x) { x[threadIdx.x] = 2.f; }
+            extern "C" void launch_used(float* x, cudaStream_t s) { used<<<1, 32, 0, s>>>(x); }
+        """,
+        "submission.py": """
+            from pathlib import Path
+            import ctypes
+            _lib = load_inline(name="k", cuda_sources=(Path(__file__).parent / "kernel.cu").read_text(), functions=["launch_used"])
+            def run(x):
+                _lib.launch_used(x)
+                return x
+        """,
+    }
+    units = {u.name: u for u in make_units(files)}
+    assert units["used"].launched and not units["unused"].launched
+    assert units["used"].launch_sites and units["used"].launch_sites[0].file == "kernel.cu"
+
+
+def test_standalone_cu_counts_kernels_launched_from_host(make_units):
+    units = {u.name: u for u in make_units({"k.cu": """
+        __global__ void a(float* x) { x[0] = 1.f; }
+        __global__ void b(float* x) { x[0] = 2.f; }
+        int main() { float* x; a<<<1, 1>>>(x); return 0; }
+    """})}
+    assert units["a"].launched and not units["b"].launched
+
+
+def test_cupy_raw_kernel_is_launched(make_units):
+    [unit] = make_units({"submission.py": '''
+        import cupy as cp
+        SRC = r"""
+        extern "C" __global__ void add_one(float* x) { x[threadIdx.x] += 1.0f; }
+        """
+        _k = cp.RawKernel(SRC, "add_one")
+        def run(x):
+            _k((1,), (32,), (x,))
+            return x
+    '''})
+    assert unit.name == "add_one" and unit.launched
+
+
+def test_triton_units_helpers_and_launch_constants(make_units):
+    units = {u.name: u for u in make_units({"submission.py": '''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def _helper(x):
+            return tl.math.exp2(x)
+
+        @triton.jit
+        def kern(x_ptr, BLOCK: tl.constexpr, USE: tl.constexpr = False):
+            x = tl.load(x_ptr + tl.arange(0, BLOCK))
+            tl.store(x_ptr + tl.arange(0, BLOCK), _helper(x))
+
+        @triton.jit
+        def dead_kernel(x_ptr):
+            tl.atomic_add(x_ptr, 1.0)
+
+        def run(x):
+            kern[(1,)](x, BLOCK=128)
+            return x
+
+        if __name__ == "__main__":
+            dead_kernel[(1,)](None)
+    '''})}
+    assert set(units) == {"kern", "dead_kernel"}  # _helper is part of kern, not a unit
+    kern = units["kern"]
+    assert kern.launched and kern.helpers == ["_helper"]
+    assert kern.launch_constants == {"BLOCK": 128, "USE": False}
+    assert detect("fast_math", kern.ast).status == Status.PRESENT
+    assert not units["dead_kernel"].launched  # launched only from the __main__ block
+
+
+def test_autotune_applied_as_a_call(make_units):
+    [unit] = make_units({"submission.py": '''
+        import triton
+        import triton.language as tl
+
+        def _cfg(bm, stages):
+            return triton.Config({"BM": bm}, num_stages=stages, num_warps=4)
+
+        CONFIGS = [_cfg(64, 3), _cfg(128, 4)]
+
+        @triton.jit
+        def kern(x_ptr, N, BM: tl.constexpr):
+            for i in range(0, N, BM):
+                tl.store(x_ptr + i, tl.load(x_ptr + i))
+
+        kern_tuned = triton.autotune(configs=CONFIGS, key=["N"])(kern)
+
+        def run(x):
+            kern_tuned[(1,)](x, x.numel())
+    '''})
+    facts = unit.ast
+    assert unit.launched and facts.n_configs == 2
+    assert sorted(facts.config_values("num_stages")) == [3, 4]
+    assert detect("autotuning", facts).status == Status.PRESENT
+    assert detect("multistage_pipeline", facts).status == Status.PRESENT
+
+
+def test_syntax_error_recovery_keeps_other_kernels(make_units):
+    units = make_units({"k.cu": """
+        __global__ void ok(float* x) { x[threadIdx.x] = __expf(x[0]); }
+        __global__ void broken(float* x) { x[ = ; }}
+    """})
+    assert "ok" in {u.name for u in units}
+
+
+def test_macro_bodies_are_part_of_the_unit(make_units):
+    [unit] = make_units({"k.cu": """
+        #define CP_ASYNC(dst, src) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src))
+        __global__ void k(const float* x) { __shared__ float s[64]; CP_ASYNC(0, x); }
+    """})
+    assert detect("async_copy", unit.ast).status == Status.PRESENT
+
+
+def test_pragma_between_for_and_body_parses(make_units):
+    [unit] = make_units({"k.cu": """
+        __global__ void k(float* acc) {
+            for (int i = 0; i < 4; ++i)
+        #pragma unroll
+                for (int j = 0; j < 4; ++j) acc[i * 4 + j] += 1.f;
+        }
+    """})
+    assert not unit.parse_warnings
+    assert detect("loop_unrolling", unit.ast).status == Status.PRESENT
