@@ -2,7 +2,7 @@
 
 For each workload the reference is timed with d2k_profile's own primitives (cold L2, CUDA events,
 median of N calls) and, separately, under torch.profiler, where the per-call time is the sum of
-the CUDA kernel durations of one call (the L2-flush kernels excluded). Prints one line per
+the CUDA kernel durations of one call (the L2-flush and stream-hold kernels excluded). Prints one line per
 workload with both medians and their ratio (target: within 3 %).
 Usage: PYTHONPATH=. python benchmarks/profile_crosscheck.py softmax layernorm gemm_bf16
 """
@@ -22,29 +22,28 @@ CALLS = 30
 
 
 def event_median(fn, flusher) -> float:
+    """The profiler's own timed call (flush, stream hold, events around the call only)."""
+    impl = timing.Impl(name="reference", role="reference", call=lambda _inputs: fn())
     times = []
     for _ in range(CALLS):
-        flusher.flush()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
+        _, start, end = timing._timed_call(impl, (), flusher)
+        end.synchronize()
+        times.append(start.elapsed_time(end))
     return statistics.median(times)
 
 
 def profiler_median(fn, flusher) -> tuple[float, int]:
     """Median over calls of the summed kernel time of one call; also kernels per call."""
-    from torch.profiler import ProfilerActivity, profile, record_function
+    from torch.profiler import ProfilerActivity, profile
 
+    # No record_function ranges here: their GPU-side projections are CUDA events too and would be
+    # counted as kernels (doubling every sum).
     with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
-        for i in range(CALLS):
+        for _ in range(CALLS):
             flusher.flush()
-            with record_function(f"call{i}"):
-                fn()
+            fn()
             torch.cuda.synchronize()
-    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and "fill" not in e.name.lower()]
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and not any(w in e.name.lower() for w in ("fill", "sleep", "spin"))]
     kernels.sort(key=lambda e: e.time_range.start)
     per_call = len(kernels) // CALLS
     if per_call == 0:

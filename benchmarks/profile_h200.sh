@@ -91,7 +91,9 @@ if [[ " $STEPS " == *" d "* ]]; then
   RANGE="d2k/softmax/m8192_n1024/expert"
   {
     echo "ncu: ${NCU:-not found}"
-    for inc in "$RANGE/" "regex:$RANGE"; do
+    # ncu splits --nvtx-include on '/' (nested push/pop ranges), and our names contain '/':
+    # escape them; the unescaped and regex forms are kept to show the difference.
+    for inc in "${RANGE//\//\\/}/" "regex:${RANGE//\//.}" "$RANGE/"; do
       [ -z "$NCU" ] && break
       echo "== ncu --nvtx --nvtx-include \"$inc\" --clock-control none"
       rm -rf "$WORK/ncu"

@@ -5,9 +5,11 @@ submission that patches ``torch.cuda.Event.elapsed_time`` or ``time.perf_counter
 here (and :mod:`d2k_profile.anticheat` reports the patch).
 
 Per timed call, outside the event window: fresh inputs are written into the input buffers, then a
-buffer of at least twice the L2 size is written (cold L2). Inside the window: only the call. The
-flush also hides the host's launch latency: the GPU is busy flushing while the host enqueues the
-call, so microsecond kernels are not timed as host overhead. Reference, expert and submission are
+buffer of at least twice the L2 size is written (cold L2), then the stream is held by a short
+device-side sleep (~50 us) so that the GPU is still busy while the host enqueues the start event,
+the call and the end event: microsecond kernels are then not timed as host launch overhead (without
+the hold, a 40 us LayerNorm measured up to 65 % slower by events than by its kernel time on the
+H200). Inside the window: only the call. Reference, expert and submission are
 interleaved round by round (with a rotating order) so clock and thermal drift hit them equally.
 """
 
@@ -32,6 +34,9 @@ _current_stream = torch.cuda.current_stream
 _synchronize = torch.cuda.synchronize
 _CUDAGraph = getattr(torch.cuda, "CUDAGraph", None)
 _graph_ctx = getattr(torch.cuda, "graph", None)
+_sleep = getattr(torch.cuda, "_sleep", None)
+
+HOLD_CYCLES = 100_000  # ~50 us at the H200's 1.98 GHz: longer than the host needs to enqueue a call
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,7 @@ def nvtx_range(name: str):
 def _timed_call(impl: Impl, inputs: tuple, flusher: Flusher | None) -> tuple[object, object, object]:
     if flusher is not None:
         flusher.flush()
+        _sleep(HOLD_CYCLES)
     stream = _current_stream()
     start, end = _Event(enable_timing=True), _Event(enable_timing=True)
     _event_record(start, stream)
