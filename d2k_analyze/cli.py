@@ -45,6 +45,12 @@ exit status: 0 all analysed, 1 some files could not be analysed, 2 usage error.
 """
 
 
+def _default_model() -> str:
+    from .judge.runner import DEFAULT_MODEL
+
+    return DEFAULT_MODEL
+
+
 class UsageError(Exception):
     """A mistake in the command line or its inputs: reported in one line, exit 2."""
 
@@ -70,6 +76,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-labels", action="store_true",
                    help="also evaluate the detectors against every labels.toml under PATH: per-property precision, "
                    "recall, F1 and support, macro-F1, and the misclassified kernel units")
+    g = p.add_argument_group("LLM judge (layer 3: grades every design item; see docs/judge.md)")
+    g.add_argument("--judge", choices=["none", "anthropic", "replay"], default=None,
+                   help="none: static layers only; anthropic: ask the Anthropic API (ANTHROPIC_API_KEY), reusing "
+                   "cached verdicts; replay: cached verdicts only, fail on a miss (default: anthropic when "
+                   "ANTHROPIC_API_KEY is set, else none)")
+    g.add_argument("--judge-model", metavar="MODEL", default=None, help="judge model id (default: %s)" % _default_model())
+    g.add_argument("--judge-base-url", metavar="URL", default=None,
+                   help="Anthropic-compatible endpoint (default: $ANTHROPIC_BASE_URL, else the SDK's)")
+    g.add_argument("--batch", action="store_true", help="send judge requests through the Message Batches API (half price, slower)")
+    g.add_argument("--judge-cache", metavar="FILE", default=None, help="SQLite cache of verdicts (default: $XDG_CACHE_HOME/d2k-bench/judge.sqlite)")
+    g.add_argument("--no-judge-cache", action="store_true", help="neither read nor write the verdict cache")
+    g.add_argument("--judge-concurrency", type=int, default=4, metavar="N", help="judge requests in flight (default: %(default)s)")
+    g.add_argument("--judge-timeout", type=float, default=120.0, metavar="S", help="seconds per judge request (default: %(default)s)")
     p.add_argument("--tasks-dir", metavar="DIR", help=argparse.SUPPRESS)
     p.add_argument("--catalogue", metavar="FILE", help=argparse.SUPPRESS)
     return p
@@ -224,6 +243,10 @@ def check_inputs(args: argparse.Namespace) -> list[Path]:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if args.judge_concurrency < 1:
+        raise UsageError("--judge-concurrency must be at least 1")
+    if args.judge_timeout <= 0:
+        raise UsageError("--judge-timeout must be positive")
     if args.out:
         parent = Path(args.out).resolve().parent
         if not parent.is_dir():
@@ -251,7 +274,7 @@ def main(argv: Iterable[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, stderr, warn) -> int:
-    from .eval_labels import evaluate
+    from .eval_labels import evaluate, evaluate_layers
     from .reports import FORMATS, Report, SubmissionResult
     from .scoring import score_submission
     from .submissions import find_submissions
@@ -278,6 +301,11 @@ def run(args: argparse.Namespace, stderr, warn) -> int:
         score = score_submission(a, task, catalogue) if task is not None else None
         results.append(SubmissionResult(a, score, status, ks))
 
+    judge_totals = None
+    mode = judge_mode(args)
+    if mode != "none":
+        judge_totals = run_judge(results, tasks, catalogue, args, mode, stderr)
+
     evaluation = None
     if args.eval_labels:
         from d2k_spec.labels import labelled_folders
@@ -285,12 +313,87 @@ def run(args: argparse.Namespace, stderr, warn) -> int:
         if not labelled_folders(*paths):
             raise UsageError("--eval-labels: no labels.toml under the given paths")
         evaluation = evaluate(analyses, paths, catalogue)
-    report = Report(results, catalogue, tasks, evaluation)
+        if mode != "none":  # static-only runs keep their report as it was
+            evaluation.layers = evaluate_layers(results, paths, catalogue, tasks, judged=True)
+    report = Report(results, catalogue, tasks, evaluation, judge_totals)
     write_report(report, args, stderr)
     failed = [r for r in results if r.failed]
     if failed:
         stderr.print(f"d2k-analyze: {len(failed)} of {len(results)} submissions had files that could not be analysed", markup=False)
     return EXIT_SOME_FAILED if failed else EXIT_OK
+
+
+# --- the LLM judge ----------------------------------------------------------------------------
+
+
+def judge_mode(args: argparse.Namespace) -> str:
+    """--judge as given; by default the judge runs exactly when an API key is configured."""
+    if args.judge is not None:
+        return args.judge
+    return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "none"
+
+
+def judge_settings(args: argparse.Namespace, mode: str):
+    from .judge import DEFAULT_MODEL, JudgeSettings
+    from .judge.client import ClientSettings
+
+    key = os.environ.get("ANTHROPIC_API_KEY") or None
+    if mode == "anthropic" and not key:
+        raise UsageError("--judge anthropic needs ANTHROPIC_API_KEY in the environment (or use --judge replay / none)")
+    client = ClientSettings(
+        model=args.judge_model or DEFAULT_MODEL, api_key=key,
+        base_url=args.judge_base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
+        timeout=args.judge_timeout, concurrency=args.judge_concurrency,
+    )
+    cache = Path(args.judge_cache) if args.judge_cache else None
+    return JudgeSettings(mode, client, args.batch, cache, not args.no_judge_cache)
+
+
+def _judge_progress(stderr_console, label: str):
+    """(done, total) callback drawing a rich bar on a terminal; a no-op otherwise."""
+    if not stderr_console.is_terminal:
+        return lambda done, total: None, lambda: None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=stderr_console, transient=True)
+    state: dict = {}
+
+    def update(done: int, total: int) -> None:
+        if "task" not in state:
+            progress.start()
+            state["task"] = progress.add_task(label, total=total)
+        progress.update(state["task"], completed=done, total=total)
+
+    return update, progress.stop
+
+
+def run_judge(results, tasks, catalogue: Catalogue, args: argparse.Namespace, mode: str, stderr):
+    """Judge every scored submission, then re-score it with the judge's verdicts (one scoring path:
+    :func:`scoring.score_submission` with ``judge=``). Prints the run's total tokens and cost."""
+    from .judge import JudgeUnavailable, judge_results, judge_verdicts
+    from .judge.runner import display_names
+    from .scoring import score_submission
+
+    settings = judge_settings(args, mode)
+    update, stop = _judge_progress(stderr, "judging (batch)" if settings.batch else "judging")
+    try:
+        judgements, totals = judge_results(results, tasks, catalogue, settings, update)
+    except JudgeUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        stop()
+    for i, judgement in judgements.items():
+        r = results[i]
+        r.judge = judgement
+        r.static_score = r.score
+        task = tasks[r.analysis.task]
+        verdicts = judge_verdicts(judgement, display_names(r.analysis))
+        r.score = score_submission(r.analysis, task, catalogue, judge=verdicts)
+        if judgement.grade.error:
+            stderr.print(f"d2k-analyze: judge error for {r.analysis.name}: {judgement.grade.error}", markup=False)
+    stderr.print(f"d2k-analyze: {totals.line()} ({settings.client.model})", markup=False)
+    return totals
 
 
 def write_report(report, args: argparse.Namespace, stderr) -> None:

@@ -79,6 +79,7 @@ class Evaluation:
     kernels: int = 0
     skipped: int = 0  # pairs skipped (undecided label, NOT_APPLICABLE or no finding)
     problems: list[str] = field(default_factory=list)  # label errors, kernels not found, liveness
+    layers: "LayerEvaluation | None" = None  # design items per layer (static / judge / combined)
 
     @property
     def macro_f1(self) -> float | None:
@@ -157,4 +158,146 @@ def evaluate(analyses: list[SubmissionAnalysis], roots: list[Path], catalogue: C
     ev.scores = [
         PropertyScore(p.id, p.level, *counts[p.id]) for p in catalogue if p.id in counts
     ]
+    return ev
+
+
+# --- design items per layer: static-only, judge-only, combined ---------------------------------
+#
+# The judge grades design items, not kernel units, so the layers are compared at the item level.
+# A labelled submission's item label is derived from its kernel labels exactly as the static
+# verdict is derived from findings (scoring.static_verdict): a property is present if a launched
+# labelled kernel implements it, absent if every launched kernel it applies to is labelled 0,
+# undecided otherwise. The positive class is "implemented"; partial counts as not implemented on
+# both sides. Items whose label cannot be decided are skipped; so are items a layer leaves
+# undecided (static "not assessed", judge error), and ``decided`` says how many each layer covered.
+# Rows are keyed by the item's properties (one row per property for single-property items), so
+# the same property pools over tasks.
+
+LAYERS = ("static", "judge", "combined")
+
+
+@dataclass(frozen=True)
+class LayerScore:
+    key: str  # the item's properties joined by "+"
+    layer: str
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    undecided: int  # labelled pairs this layer did not decide
+
+    @property
+    def support(self) -> int:
+        return self.tp + self.fn
+
+    @property
+    def decided(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+    @property
+    def f1(self) -> float | None:
+        if not self.support:
+            return None
+        p = self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+        r = self.tp / self.support
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    @property
+    def accuracy(self) -> float | None:
+        return (self.tp + self.tn) / self.decided if self.decided else None
+
+
+@dataclass
+class LayerEvaluation:
+    scores: list[LayerScore]
+    items: int = 0  # labelled (submission, item) pairs with a decidable label
+    judged: bool = False
+
+    def macro_f1(self, layer: str) -> float | None:
+        f1s = [s.f1 for s in self.scores if s.layer == layer and s.f1 is not None]
+        return sum(f1s) / len(f1s) if f1s else None
+
+
+def item_labels(labels, task, catalogue: Catalogue) -> dict[str, int]:
+    """``{item: 1/0}`` from a submission's kernel labels (undecidable items left out)."""
+    from .model import Verdict
+    from .scoring import PropertyState, static_verdict
+
+    launched = [k for k in labels.kernel if k.launched]
+    states = {}
+    for prop in {p for d in task.design for p in d.properties}:
+        if prop not in catalogue:
+            states[prop] = PropertyState(prop, "undecided")
+            continue
+        votes = [k.verdict(prop, catalogue) for k in launched]
+        if not launched:
+            state = "absent"
+        elif 1 in votes:
+            state = "present"
+        elif votes and all(v == 0 for v in votes):
+            state = "absent"
+        else:
+            state = "undecided"
+        states[prop] = PropertyState(prop, state)
+    out = {}
+    for d in task.design:
+        v = static_verdict(d, states)
+        if v != Verdict.NOT_ASSESSED:
+            out[d.id] = int(v == Verdict.IMPLEMENTED)
+    return out
+
+
+def _layer_predictions(result) -> dict[str, dict[str, int | None]]:
+    """Per layer, ``{item: 1/0/None}`` (raw verdicts, before dependency capping)."""
+    from .model import Verdict
+
+    def binary(v) -> int | None:
+        return None if v is None or v == Verdict.NOT_ASSESSED else int(v == Verdict.IMPLEMENTED)
+
+    static = result.static_score or result.score
+    out: dict[str, dict[str, int | None]] = {layer: {} for layer in LAYERS}
+    for v in static.items:
+        out["static"][v.item] = binary(v.raw)
+    for v in result.score.items:
+        out["combined"][v.item] = binary(v.raw)
+    judged = result.judge.items if result.judge is not None else {}
+    for v in static.items:
+        out["judge"][v.item] = binary(judged[v.item].verdict) if v.item in judged else None
+    return out
+
+
+def evaluate_layers(results, roots: list[Path], catalogue: Catalogue, tasks: dict, judged: bool = False) -> LayerEvaluation:
+    """Item verdicts of each layer against the labels of every labelled, scored submission."""
+    by_folder = {}
+    for r in results:
+        if r.score is not None:
+            try:
+                by_folder[Path(r.analysis.path).resolve()] = r
+            except (OSError, RuntimeError):
+                continue
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])  # tp fp fn tn undecided
+    ev = LayerEvaluation([], judged=judged)
+    for folder in labelled_folders(*roots):
+        result = by_folder.get(folder.resolve())
+        if result is None or result.score.task not in tasks:
+            continue
+        labels, _ = check_labels(folder, catalogue)
+        if labels is None:
+            continue
+        task = tasks[result.score.task]
+        truth = item_labels(labels, task, catalogue)
+        predictions = _layer_predictions(result)
+        for d in task.design:
+            if d.id not in truth:
+                continue
+            ev.items += 1
+            key = "+".join(d.properties)
+            for layer in LAYERS:
+                cell = counts[(key, layer)]
+                pred, label = predictions[layer].get(d.id), truth[d.id]
+                if pred is None:
+                    cell[4] += 1
+                else:
+                    cell[(0 if pred else 2) if label else (1 if pred else 3)] += 1
+    ev.scores = [LayerScore(key, layer, *c) for (key, layer), c in sorted(counts.items())]
     return ev

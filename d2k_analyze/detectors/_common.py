@@ -161,16 +161,19 @@ def alias_map(facts: UnitFacts) -> dict[str, str]:
     if cached is not None:
         return cached
     roots = {p: p for p, _ in facts.params}
+    pointers = set(pointer_params(facts))
     simple = [(a.target, a.value) for a in facts.assigns if rx.fullmatch(r"[A-Za-z_]\w*", a.target)]
     for _ in range(3):
         changed = False
         for target, value in simple:
             if target in roots:
                 continue
-            # names used as a base (not subscripted: x[i] is a load, not an alias)
-            bases = [n for n in tokens(rx.sub(r"[A-Za-z_]\w*\s*\[[^\]]*\]", " ", value)) if n in roots]
+            # names used as a base (not subscripted: x[i] is a load, not an alias), in source order
+            bases = [n for n in _TOKEN.findall(rx.sub(r"[A-Za-z_]\w*\s*\[[^\]]*\]", " ", value)) if n in roots]
             if bases:
-                roots[target] = roots[bases[0]]
+                # ``xr = x + row * n`` derives from the pointer x, not from the size n: prefer a
+                # pointer root, then the first base written (never set order, which varies per run)
+                roots[target] = next((roots[b] for b in bases if roots[b] in pointers), roots[bases[0]])
                 changed = True
         if not changed:
             break

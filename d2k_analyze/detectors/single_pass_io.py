@@ -1,6 +1,8 @@
 """single_pass_io: each input row/tile is read from global memory once per block and kept on chip
 for every pass, each output written once. 0 when a later pass re-loads data an earlier pass read
-(sibling loops loading the same pointer), or an output is written and read back / rewritten."""
+(sibling loops loading the same pointer), or an output is written and read back / rewritten.
+Tiled GEMM / convolution kernels are 0 by definition (each operand panel is re-read for every
+output tile), recognised structurally by :mod:`._gemm`."""
 
 from __future__ import annotations
 
@@ -9,6 +11,9 @@ import re
 from ..parsing import rx
 from ._base import absent, present
 from ._common import alias_map, aliases_of, disjoint, innermost_loop, loads, pointer_params
+from ._gemm import gemm_evidence
+
+GEMM_REASON = "GEMM-style K-loop accumulation of two operands: operands are re-read across output tiles by design"
 
 
 def _triton_base(call) -> str:
@@ -22,6 +27,9 @@ def _root(facts, name: str, params: list[str]) -> str:
 
 
 def detect_triton(facts):
+    gemm = gemm_evidence(facts)
+    if gemm:
+        return absent(GEMM_REASON, gemm)
     params = [p for p, _ in facts.params]
     reads: dict[str, list] = {}
     writes: dict[str, list] = {}
@@ -34,6 +42,9 @@ def detect_triton(facts):
 
 
 def detect_cuda(facts):
+    gemm = gemm_evidence(facts)
+    if gemm:
+        return absent(GEMM_REASON, gemm)
     params = pointer_params(facts)
     reads: dict[str, list] = {}
     writes: dict[str, list] = {}

@@ -52,7 +52,10 @@ def score_line(r: SubmissionResult) -> str:
         task = r.analysis.task
         return f"task: {task} (unknown task: properties only)" if task else "task: unknown (properties only)"
     levels = " · ".join(f"{lvl} {fmt_score(s.per_level.get(lvl))}" for lvl in ("L1", "L2", "L3"))
-    return f"task: {s.task} · implementation score: {fmt_score(s.overall)} ({levels})"
+    line = f"task: {s.task} · implementation score: {fmt_score(s.overall)} ({levels})"
+    if r.judge is not None and r.static_score is not None:
+        line += f" · static layers alone: {fmt_score(r.static_score.overall)}"
+    return line
 
 
 def summary_table(report: Report) -> Table:
@@ -71,12 +74,58 @@ def summary_table(report: Report) -> Table:
 
 def items_table(r: SubmissionResult) -> Table:
     assert r.score is not None
+    if r.judge is not None:
+        return judged_items_table(r)
     rows = []
     for v in r.score.items:
         first = where(v.evidence[0].span) if v.evidence else ""
         note = v.reason.split("; ")[-1] if "prerequisite" in v.reason else ""
         rows.append([v.item, v.level, f"{v.weight:g}", v.final.value, first, note])
     return Table(["Design item", "Level", "Weight", "Verdict", "Evidence", "Note"], rows, "Design items", styled=(3,))
+
+
+def judged_items_table(r: SubmissionResult) -> Table:
+    """Static, judge and combined verdict side by side, with the judge's citations and rationale."""
+    static = {v.item: v.raw.value for v in r.static_score.items} if r.static_score else {}
+    rows = []
+    for v in r.score.items:
+        ij = r.judge.items.get(v.item)
+        judge = ij.verdict.value if ij else "—"
+        cites = "; ".join(c.text() for c in ij.citations) if ij else ""
+        notes = [x for x in (ij.note if ij else "", v.reason.split("; ")[-1] if "prerequisite" in v.reason else "") if x]
+        rationale = (ij.rationale if ij else "")[:300]
+        rows.append([v.item, v.level, f"{v.weight:g}", static.get(v.item, "—"), judge, v.final.value, cites,
+                     rationale, "; ".join(notes)])
+    return Table(["Design item", "Level", "Weight", "Static", "Judge", "Combined", "Judge cites", "Judge rationale", "Note"],
+                 rows, "Design items", styled=(3, 4, 5))
+
+
+def judge_paragraph(r: SubmissionResult) -> Paragraph:
+    parts = []
+    for g in r.judge.records:
+        cost = "cost unknown" if g.cost_usd is None else f"${g.cost_usd:.4f}"
+        state = f"ERROR: {g.error}" if g.error else ("from cache" if g.cached else f"{g.attempts} request(s) via {g.via}")
+        flag = "; the judge flagged text addressed to it" if g.injection_flagged else ""
+        parts.append(f"{g.kind}: {g.model}, {g.prompt_version}, {g.usage.input_tokens}+{g.usage.output_tokens} tokens, "
+                     f"{cost}, {state}{flag}")
+    return Paragraph("Judge: " + " | ".join(parts))
+
+
+def discovery_blocks(r: SubmissionResult) -> list[Block]:
+    from ..judge.discovery import discovery_rows, per_level
+
+    if r.judge is None or not r.judge.proposed or r.score is None:
+        return []
+    rows = discovery_rows(r.judge.proposed, r.score)
+    table = Table(["Design item", "Level", "Proposed in design.md", "Implemented", "Outcome"],
+                  [[d.item, d.level, d.proposed.value, d.implemented.value, d.outcome.replace("_", " ")] for d in rows],
+                  "Design discovery (design.md)", styled=(2, 3))
+    counts = per_level(rows)
+    summary = Table(["Level", "Proposed and implemented", "Proposed, not implemented", "Implemented, not proposed", "Neither"],
+                    [[lvl, *(str(c[k]) for k in ("proposed_and_implemented", "proposed_not_implemented",
+                                                  "implemented_not_proposed", "neither"))] for lvl, c in counts.items()],
+                    "Design discovery per level")
+    return [table, summary]
 
 
 def units_table(r: SubmissionResult) -> Table:
@@ -100,8 +149,11 @@ def submission_blocks(r: SubmissionResult) -> list[Block]:
     blocks: list[Block] = [Heading(2, rel(a.path)), Paragraph(score_line(r))]
     if r.compiled:
         blocks.append(Paragraph(r.compiled))
+    if r.judge is not None:
+        blocks.append(judge_paragraph(r))
     if r.score is not None:
         blocks.append(items_table(r))
+        blocks += discovery_blocks(r)
         if r.score.not_assessed:
             blocks.append(Paragraph(
                 "Not assessed (no static layer could decide; the LLM judge fills these in): "
@@ -137,6 +189,8 @@ def evaluation_blocks(report: Report) -> list[Block]:
         ),
         Table(["Property", "Level", "Support", "TP", "FP", "FN", "Precision", "Recall", "F1"], rows, "Per property"),
     ]
+    if ev.layers is not None and ev.layers.scores:
+        blocks += layer_blocks(ev.layers, f)
     if ev.misses:
         miss_rows = [
             [rel(m.folder), m.unit, m.property, str(m.label), str(m.predicted),
@@ -149,10 +203,34 @@ def evaluation_blocks(report: Report) -> list[Block]:
     return blocks
 
 
+def layer_blocks(layers, f) -> list[Block]:
+    """Design-item verdicts of each layer against the labels: is the judge worth its cost?"""
+    from ..eval_labels import LAYERS
+
+    keys = list(dict.fromkeys(s.key for s in layers.scores))
+    by = {(s.key, s.layer): s for s in layers.scores}
+    rows = []
+    for key in keys:
+        row = [key, str(by[(key, "static")].support)]
+        for layer in LAYERS:
+            s = by[(key, layer)]
+            row += [f(s.f1), f"{s.decided}/{s.decided + s.undecided}"]
+        rows.append(row)
+    headers = ["Property", "Support"] + [h for layer in LAYERS for h in (f"F1 {layer}", f"decided {layer}")]
+    macro = ", ".join(f"{layer} {f(layers.macro_f1(layer))}" for layer in LAYERS)
+    note = "" if layers.judged else " (no judge in this run: judge-only verdicts are all undecided)"
+    return [
+        Paragraph(f"Design items against the labels, per layer: {layers.items} labelled items; macro-F1: {macro}{note}"),
+        Table(headers, rows, "Per layer (positive class: implemented)"),
+    ]
+
+
 def build(report: Report) -> list[Block]:
     n = len(report.results)
     blocks: list[Block] = [Heading(1, "D2K-Bench static analysis")]
     blocks.append(Paragraph(f"{n} submission{'s' if n != 1 else ''}, {sum(len(r.analysis.units) for r in report.results)} kernel units"))
+    if report.judge_totals is not None:
+        blocks.append(Paragraph(report.judge_totals.line()))
     if n > 1:
         blocks.append(summary_table(report))
     blocks += evaluation_blocks(report)

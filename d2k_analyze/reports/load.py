@@ -9,7 +9,7 @@ def load_results(path: str | Path):  # -> pandas.DataFrame (pandas imported lazi
     """Read a ``--format jsonl`` or ``--format csv`` output into one DataFrame.
 
     Filter by ``row_type`` ("submission", "item", "unit", "property", "eval_property",
-    "eval_miss"), e.g. ``df[df.row_type == "item"].pivot(index="submission", columns="item", values="value")``.
+    "eval_miss", "eval_layer", and with the judge "judge", "discovery"), e.g. ``df[df.row_type == "item"].pivot(index="submission", columns="item", values="value")``.
     """
     import pandas as pd
 

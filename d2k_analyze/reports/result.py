@@ -11,6 +11,7 @@ from d2k_spec.task import Task
 
 from ..compiled import KernelArtifact
 from ..eval_labels import Evaluation
+from ..judge.records import JudgeTotals, SubmissionJudgement
 from ..model import Span, SubmissionAnalysis, SubmissionScore
 
 
@@ -18,12 +19,15 @@ from ..model import Span, SubmissionAnalysis, SubmissionScore
 class SubmissionResult:
     """One analysed submission. ``score`` is None without a known task; ``compiled`` is the
     compiled layer's status line; ``kernels`` maps a unit name to its compiled instances
-    (registers, spills, shared memory)."""
+    (registers, spills, shared memory). With the LLM judge on, ``judge`` holds its records and
+    verdicts, ``score`` is the combined score and ``static_score`` the static-only one."""
 
     analysis: SubmissionAnalysis
     score: SubmissionScore | None = None
     compiled: str = ""
     kernels: dict[str, list[KernelArtifact]] = field(default_factory=dict)
+    judge: SubmissionJudgement | None = None
+    static_score: SubmissionScore | None = None
 
     @property
     def failed(self) -> bool:
@@ -36,6 +40,7 @@ class Report:
     catalogue: Catalogue
     tasks: dict[str, Task] = field(default_factory=dict)
     evaluation: Evaluation | None = None
+    judge_totals: JudgeTotals | None = None
 
 
 def rel(path: str | Path) -> str:

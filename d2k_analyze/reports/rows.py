@@ -8,6 +8,13 @@ submission x design-item table):
 * ``unit``: one per kernel unit (where, launched, properties present, compiled resources)
 * ``property``: one per kernel unit x property finding (status, confidence, layers, evidence)
 * ``eval_property`` / ``eval_miss``: with ``--eval-labels``, per-property metrics and disagreements
+* ``eval_layer``: with ``--eval-labels``, design-item verdicts of each layer (static, judge,
+  combined) against the labels, per property key
+* ``discovery``: with the judge and a ``design.md``, one per submission x design item
+* ``judge``: one per judge request (grading, discovery): model, prompt version, tokens, cost, error
+
+With the judge on, ``item`` rows also carry ``static`` (the static-only verdict) and the judge's
+verdict, its stated verdict before the citation check, citations, rationale and note.
 
 Every row has every column (None where it does not apply), so CSV and pandas agree.
 """
@@ -33,6 +40,10 @@ COLUMNS = [
     "sources", "evidence", "reason",
     # evaluation
     "tp", "fp", "fn", "tn", "support", "precision", "recall", "f1", "label", "predicted",
+    # LLM judge
+    "static", "static_score", "judge_verdict", "judge_stated", "judge_citations", "judge_rationale", "judge_note",
+    "kind", "model", "prompt_version", "via", "cached", "attempts", "input_tokens", "output_tokens", "cost_usd",
+    "judge_error", "injection_flagged", "proposed", "outcome", "layer", "decided", "undecided", "accuracy",
 ]
 
 
@@ -56,7 +67,17 @@ def _verdict_ids(result: SubmissionResult, *verdicts: Verdict) -> str:
 
 def submission_row(r: SubmissionResult) -> dict[str, Any]:
     a, s = r.analysis, r.score
-    return _row(
+    g = r.judge.grade if r.judge is not None else None
+    judge = {}
+    if g is not None:
+        judge = dict(
+            static_score=r.static_score.overall if r.static_score else None, model=g.model,
+            prompt_version=g.prompt_version, judge_error=g.error, injection_flagged=g.injection_flagged,
+            input_tokens=sum(x.usage.input_tokens for x in r.judge.records),
+            output_tokens=sum(x.usage.output_tokens for x in r.judge.records),
+            cost_usd=None if any(x.cost_usd is None for x in r.judge.records) else sum(x.cost_usd for x in r.judge.records),
+        )
+    return _row(**judge,
         row_type="submission", submission=a.name, task=a.task, path=rel(a.path),
         score=s.overall if s else None,
         score_L1=s.per_level.get("L1") if s else None,
@@ -73,6 +94,8 @@ def item_rows(r: SubmissionResult, report: Report) -> Iterator[dict[str, Any]]:
     if r.score is None:
         return
     task = report.tasks.get(r.score.task)
+    static = {v.item: v.raw.value for v in r.static_score.items} if r.static_score else {}
+    judged = r.judge.items if r.judge is not None else {}
     for v in r.score.items:
         title = ""
         if task is not None:
@@ -84,6 +107,40 @@ def item_rows(r: SubmissionResult, report: Report) -> Iterator[dict[str, Any]]:
             row_type="item", submission=r.analysis.name, task=r.score.task, path=rel(r.analysis.path),
             item=v.item, level=v.level, weight=v.weight, title=title, raw=v.raw.value, final=v.final.value,
             value=v.final.value01, sources=";".join(v.sources), evidence=evidence_text(v.evidence), reason=v.reason,
+            **_judge_item(static.get(v.item), judged.get(v.item)),
+        )
+
+
+def _judge_item(static: str | None, ij) -> dict[str, Any]:
+    if ij is None:
+        return {"static": static}
+    return dict(
+        static=static, judge_verdict=ij.verdict.value, judge_stated=ij.stated.value,
+        judge_citations="; ".join(c.text() for c in ij.citations), judge_rationale=ij.rationale, judge_note=ij.note,
+    )
+
+
+def judge_rows(r: SubmissionResult) -> Iterator[dict[str, Any]]:
+    if r.judge is None:
+        return
+    for g in r.judge.records:
+        yield _row(
+            row_type="judge", submission=r.analysis.name, task=r.analysis.task, path=rel(r.analysis.path),
+            kind=g.kind, model=g.model, prompt_version=g.prompt_version, via=g.via, cached=g.cached,
+            attempts=g.attempts, input_tokens=g.usage.input_tokens, output_tokens=g.usage.output_tokens,
+            cost_usd=g.cost_usd, judge_error=g.error, injection_flagged=g.injection_flagged,
+        )
+
+
+def discovery_rows(r: SubmissionResult) -> Iterator[dict[str, Any]]:
+    from ..judge.discovery import discovery_rows as classify
+
+    if r.judge is None or not r.judge.proposed or r.score is None:
+        return
+    for d in classify(r.judge.proposed, r.score):
+        yield _row(
+            row_type="discovery", submission=r.analysis.name, task=r.score.task, path=rel(r.analysis.path),
+            item=d.item, level=d.level, proposed=d.proposed.value, final=d.implemented.value, outcome=d.outcome,
         )
 
 
@@ -114,6 +171,12 @@ def eval_rows(report: Report) -> Iterator[dict[str, Any]]:
             row_type="eval_property", property=s.property, level=s.level, tp=s.tp, fp=s.fp, fn=s.fn, tn=s.tn,
             support=s.support, precision=s.precision, recall=s.recall, f1=s.f1,
         )
+    if ev.layers is not None:
+        for ls in ev.layers.scores:
+            yield _row(
+                row_type="eval_layer", property=ls.key, layer=ls.layer, tp=ls.tp, fp=ls.fp, fn=ls.fn, tn=ls.tn,
+                support=ls.support, f1=ls.f1, accuracy=ls.accuracy, decided=ls.decided, undecided=ls.undecided,
+            )
     for m in ev.misses:
         yield _row(
             row_type="eval_miss", submission=m.folder, path=rel(m.folder), unit=m.unit, file=m.file,
@@ -127,6 +190,8 @@ def rows(report: Report) -> list[dict[str, Any]]:
     for r in report.results:
         out.append(submission_row(r))
         out += item_rows(r, report)
+        out += judge_rows(r)
+        out += discovery_rows(r)
         out += unit_rows(r)
     out += eval_rows(report)
     return out

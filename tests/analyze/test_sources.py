@@ -72,21 +72,9 @@ def test_symlink_loop_is_not_followed_twice(tmp_path):
     assert any("loop" in w for w in warnings)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can read anything")
-def test_unreadable_file(tmp_path):
-    bad = tmp_path / "secret.cu"
-    bad.write_text(GOOD)
-    bad.chmod(0)
-    (tmp_path / "ok.cu").write_text(GOOD)
-    try:
-        files, warnings = collect_sources([tmp_path])
-    finally:
-        bad.chmod(0o644)
-    assert any("secret.cu" in w and "cannot read" in w for w in warnings)
-    assert any(f.path.name == "ok.cu" and f.text for f in files)
-
-
 def test_unreadable_file_does_not_stop_analysis(tmp_path, monkeypatch, catalogue):
+    """An unreadable file (simulated: CI runs as root, which can read anything) gives an error
+    naming it, and the other files are still analysed."""
     (tmp_path / "a.cu").write_text(GOOD)
     (tmp_path / "b.cu").write_text(GOOD.replace("k(", "k2("))
     real = Path.read_bytes

@@ -1,0 +1,11 @@
+"""d2k-report: the paired comparison of runs (the same agent with and without expert guidance).
+
+Reads run folders (``runs/<run>/run.toml`` plus the run's d2k-analyze and d2k-profile results)
+and writes the headline, per-task, design-item and property tables as CSV, Markdown and JSON,
+and one self-contained HTML page with plots. Metric definitions come from
+:mod:`d2k_profile.metrics`; this package only joins, aggregates and renders.
+"""
+
+from .report import SUITE_SIZE, ReportError, build_report, write_outputs
+
+__all__ = ["SUITE_SIZE", "ReportError", "build_report", "write_outputs"]
