@@ -36,6 +36,12 @@ examples:
   d2k-analyze corpus/ --format html --out report.html  self-contained page (no network)
   d2k-analyze corpus/ --eval-labels            detector precision/recall/F1 against labels.toml
 
+LLM judge (docs/judge.md): with ANTHROPIC_API_KEY set the judge grades every design item
+(default model: see --judge-model), verdicts are cached; without a key the score is static-only.
+  d2k-analyze corpus/ --judge anthropic --format jsonl --out judged.jsonl
+  d2k-analyze corpus/ --judge anthropic --batch        Message Batches API (half price, slower)
+  d2k-analyze corpus/ --judge replay --eval-labels     cached verdicts only; static vs judge vs combined
+
 the task of a submission comes from the layout (corpus/<task>/..., runs/<run>/<task>/...,
 tasks/<task>/expert) or --task; without a known task only kernel properties are reported.
 The compiled layer runs nvcc (sm_90: PTX, SASS where cuobjdump exists, -Xptxas -v) when nvcc is

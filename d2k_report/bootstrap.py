@@ -35,10 +35,11 @@ class BootstrapConfig:
 
 
 def bootstrap_ci(
-    slots: Sequence[T], statistic: Callable[[Sequence[T]], float | None], config: BootstrapConfig = BootstrapConfig()
+    slots: Sequence[T], statistic: Callable[[Sequence[T]], float | None], config: BootstrapConfig | None = None
 ) -> tuple[float, float] | None:
     """Percentile interval of ``statistic`` over resamples of ``slots``; None when fewer than two
     slots or fewer than 10 % of the resamples give a defined value."""
+    config = config or BootstrapConfig()
     if len(slots) < 2 or config.n_boot < 1:
         return None
     rng = random.Random(config.seed)

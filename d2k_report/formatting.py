@@ -10,6 +10,8 @@ import csv
 import io
 import json
 import math
+import os
+from pathlib import Path
 from typing import Any
 
 from .model import Column, Report, Table
@@ -97,6 +99,12 @@ def csv_text(table: Table) -> str:
     return buf.getvalue()
 
 
+def _rel(path: Path) -> str:
+    """A path relative to the working directory where it lies below it (portable JSON), as posix."""
+    rel = os.path.relpath(path)
+    return Path(rel if not rel.startswith("..") else path).as_posix()
+
+
 def _clean(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -112,7 +120,7 @@ def json_document(report: Report) -> dict[str, Any]:
                       "method": "percentile bootstrap over task slots, pairs resampled jointly"},
         "runs": [
             {"name": r.name, "condition": r.condition, "model": r.spec.model, "budget": r.spec.budget, "notes": r.spec.notes,
-             "demonstration": r.spec.demonstration, "tasks": {t: str(p) for t, p in r.submissions.items()},
+             "demonstration": r.spec.demonstration, "tasks": {t: _rel(p) for t, p in r.submissions.items()},
              "problems": r.notes}
             for r in report.runs
         ],

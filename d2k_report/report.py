@@ -79,11 +79,12 @@ def build_report(
     pairs: Iterable[tuple[str, str]] | None = None,
     *,
     suite_size: int = SUITE_SIZE,
-    config: BootstrapConfig = BootstrapConfig(),
+    config: BootstrapConfig | None = None,
     tasks_root: Path | None = None,
     catalogue: Catalogue | None = None,
 ) -> Report:
     """Load the runs, join their results per task, and build every table."""
+    config = config or BootstrapConfig()
     notes: list[str] = []
     if catalogue is None:
         try:

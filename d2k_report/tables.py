@@ -19,7 +19,7 @@ from d2k_spec.task import Task
 
 from . import aggregate
 from .aggregate import FAST_P, LEVELS, Estimate
-from .model import Column, Report, RunPair, Table
+from .model import Column, Report, Table
 from .outcomes import PLACEHOLDER, TaskOutcome
 
 MISSING = "missing"  # no submission, or no analysis of it

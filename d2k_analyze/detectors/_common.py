@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 
-from ..parsing import rx
 from functools import lru_cache
 
 from ..liveness import UNKNOWN, literal_value
@@ -32,6 +31,23 @@ def tokens(text: str) -> frozenset[str]:
 def mentions(text: str, *names: str) -> bool:
     toks = tokens(text)
     return any(n in toks for n in names)
+
+
+_IDENTIFIER = rx.compile(r"[A-Za-z_]\w*")
+
+
+def mentions_any(text: str, names) -> bool:
+    """Whether ``text`` uses one of ``names`` as an identifier (not after a dot): the answer of
+    ``re.search(rf"(?<![\\w.]){re.escape(name)}\\b", text)`` for any name, from the cached token
+    set instead of one regex per name and line. Names that are not plain identifiers
+    (``threadIdx.x``, an unnamed parameter's "") keep the regex."""
+    toks = tokens(text)
+    for n in names:
+        if n in toks:
+            return True
+        if not _IDENTIFIER.fullmatch(n) and rx.search(rf"(?<![\w.]){re.escape(n)}\b", text):
+            return True
+    return False
 
 
 def within(obj, loop: Loop) -> bool:
@@ -141,14 +157,18 @@ def shared_decls(facts: UnitFacts) -> list[Decl]:
 
 
 def shared_names(facts: UnitFacts) -> set[str]:
-    """Shared arrays, plus pointers carved out of them (``float* As = smem + ...``)."""
-    names = {d.name for d in shared_decls(facts)}
-    for _ in range(2):
-        for d in facts.decls:
-            if d.init and "__shared__" not in d.qualifiers and any(rx.search(rf"(?<![\w.]){re.escape(n)}\b", d.init) for n in names):
-                if "*" in d.text.split("=")[0] or "&" in d.init or "reinterpret_cast" in d.init:
-                    names.add(d.name)
-    return names
+    """Shared arrays, plus pointers carved out of them (``float* As = smem + ...``). Computed once
+    per unit (several detectors ask); callers get their own copy."""
+    cached = facts.cache.get("shared_names")
+    if cached is None:
+        cached = {d.name for d in shared_decls(facts)}
+        for _ in range(2):
+            for d in facts.decls:
+                if d.init and "__shared__" not in d.qualifiers and mentions_any(d.init, cached):
+                    if "*" in d.text.split("=")[0] or "&" in d.init or "reinterpret_cast" in d.init:
+                        cached.add(d.name)
+        facts.cache["shared_names"] = cached
+    return set(cached)
 
 
 def pointer_params(facts: UnitFacts) -> list[str]:

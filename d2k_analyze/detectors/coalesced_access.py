@@ -9,7 +9,7 @@ import re
 
 from ..parsing import rx
 from ._base import absent, present
-from ._common import aliases_of, pointer_params
+from ._common import aliases_of, mentions_any, pointer_params
 
 SMALL = r"(?:1|2|4|8|16)"  # a vector width: thread i owns the i-th chunk
 
@@ -26,9 +26,9 @@ def _lane_vars(facts) -> tuple[set[str], set[str]]:
             t, v = a.target, a.value
             if a.op != "=" or not rx.fullmatch(r"[A-Za-z_]\w*", t) or t in fast | slow or "[" in v:
                 continue
-            if (a.file, a.line, t) in loop_inits or any(rx.search(rf"(?<![\w.]){re.escape(p)}\b", v) for p in pointers):
+            if (a.file, a.line, t) in loop_inits or mentions_any(v, pointers):
                 continue
-            used = [n for n in fast | slow if rx.search(rf"(?<![\w.]){re.escape(n)}\b", v)]
+            used = [n for n in fast | slow if mentions_any(v, (n,))]
             if not used:
                 continue
             if rx.search(r"/\s*(32|warpSize|WARP_SIZE|kWarpSize)\b|>>\s*5\b", v):
@@ -51,7 +51,7 @@ def _scoped(facts, obj, fast: set[str], slow: set[str]) -> tuple[frozenset, froz
             continue
         f.discard(lp.var)
         sl.discard(lp.var)
-        if any(rx.search(rf"(?<![\w.]){re.escape(n)}\b", lp.init.split("=", 1)[-1]) for n in f):
+        if mentions_any(lp.init.split("=", 1)[-1], f):
             f.add(lp.var)
     return frozenset(f), frozenset(sl)
 
@@ -99,13 +99,13 @@ def detect_cuda(facts):
                     if param_rx and param_rx.search(a.value) and pat.strided(a.value)}
     reads = []  # (depth, strided?, evidence)
     for ln in facts.lines:
-        if not SUBSCRIPT.search(ln.text):
+        # reads of a global pointer (or a strided alias) only; lane scoping is worked out for those lines
+        subs = [m for m in SUBSCRIPT.finditer(ln.text) if not m.group(3) and (m.group(1) in names or m.group(1) in strided_ptrs)]
+        if not subs:
             continue
         pat = pattern_at(ln)
-        for m in SUBSCRIPT.finditer(ln.text):
-            base, idx, write = m.group(1), m.group(2), m.group(3)
-            if write or (base not in names and base not in strided_ptrs):
-                continue
+        for m in subs:
+            base, idx = m.group(1), m.group(2)
             fast_in_idx = bool(pat.fast.search(idx))
             is_strided = (base in strided_ptrs and not fast_in_idx) or pat.strided(idx)
             if is_strided or fast_in_idx:

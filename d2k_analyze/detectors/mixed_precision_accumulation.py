@@ -8,7 +8,7 @@ import re
 
 from ..parsing import rx
 from ._base import absent, first, present
-from ._common import LOW_PRECISION_CUDA, dots
+from ._common import LOW_PRECISION_CUDA, dots, mentions_any
 
 CONVERT = r"__bfloat162float|__half2float|__low2float|__high2float|__bfloat1622float2|__half22float2|static_cast<float>|\(float\)|float\(|to_float|__bfloat162float|convert|cvt\w*|float2\s*\(|__ushort_as|make_float"
 
@@ -32,7 +32,7 @@ def detect_cuda(facts):
         facts.grep(r"fragment\s*<\s*(wmma::)?accumulator[^>]*\bfloat\b"),
     )
     converts = [c for c in facts.calls if rx.match(r"^(__bfloat162float|__half2float|__bfloat1622float2|__half22float2|__low2float|__high2float|to_float\w*|unpack\w*|load_float\w*)$", c.short)]
-    accumulates = [a for a in facts.assigns if a.op == "+=" or (rx.search(r"\+|fma", a.value) and rx.search(rf"(?<![\w.]){re.escape(a.target.split('[')[0].strip())}\b", a.value))]
+    accumulates = [a for a in facts.assigns if a.op == "+=" or (rx.search(r"\+|fma", a.value) and mentions_any(a.value, (a.target.split('[')[0].strip(),)))]
     hits = first(mma, [a for a in acc if a.op == "+="] or acc, converts if accumulates else [])
     return present(hits, "low-precision operands accumulated in fp32") if hits else absent("accumulation stays in low precision")
 
@@ -52,10 +52,10 @@ def detect_triton(facts):
     tainted = set(ups)
     for _ in range(3):
         for a in facts.assigns:
-            if rx.fullmatch(r"[A-Za-z_]\w*", a.target) and any(rx.search(rf"(?<![\w.]){re.escape(t)}\b", a.value) for t in tainted):
+            if rx.fullmatch(r"[A-Za-z_]\w*", a.target) and mentions_any(a.value, tainted):
                 tainted.add(a.target)
-    reduced = [c for c in facts.calls if c.short in ("sum", "reduce", "cumsum", "dot", "associative_scan") and any(rx.search(rf"(?<![\w.]){re.escape(t)}\b", c.text) for t in tainted | ups)]
-    accumulated = [a for a in facts.assigns if (a.op == "+=" or rx.search(rf"(?<![\w.]){re.escape(a.target)}\b", a.value)) and any(rx.search(rf"(?<![\w.]){re.escape(t)}\b", a.value) for t in tainted - {a.target})]
+    reduced = [c for c in facts.calls if c.short in ("sum", "reduce", "cumsum", "dot", "associative_scan") and mentions_any(c.text, tainted | ups)]
+    accumulated = [a for a in facts.assigns if (a.op == "+=" or mentions_any(a.value, (a.target,))) and mentions_any(a.value, tainted - {a.target})]
     sum32 = [c for c in facts.calls if c.short in ("sum", "reduce", "cumsum") and rx.search(r"dtype\s*=\s*tl\.float32", c.text)]
     hits = reduced or accumulated or sum32
     if ups and hits or sum32:
