@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 from typing import Iterable, Mapping
 
 from .parsing.treesitter import Node, text, walk
@@ -32,6 +33,7 @@ class Unknown(Exception):
 _C_NUMBER = re.compile(r"\b(0[xX][0-9a-fA-F]+|\d+\.?\d*(?:[eE][-+]?\d+)?)[uUlLfF]*\b")
 
 
+@lru_cache(maxsize=16384)
 def c_to_python(expr: str) -> str:
     """Rewrite a C/C++ constant expression into Python syntax (for the folding below)."""
     e = expr.strip()
@@ -116,11 +118,20 @@ def evaluate(expr: str, env: Env, language: str = "python") -> object:
     source = c_to_python(expr) if language == "cuda" else expr.strip()
     if not source or len(source) > 300:
         raise Unknown("empty")
-    try:
-        tree = ast.parse(source.strip().strip("()") if source.count("(") != source.count(")") else source, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise Unknown("syntax") from exc
+    tree = _parse_expression(source.strip().strip("()") if source.count("(") != source.count(")") else source)
+    if tree is None:
+        raise Unknown("syntax")
     return _fold(tree, env)
+
+
+@lru_cache(maxsize=16384)
+def _parse_expression(source: str) -> ast.Expression | None:
+    """The expression's syntax tree (None: not an expression). Memoised: the same template
+    arguments and conditions are folded under every launch env; _fold never mutates the tree."""
+    try:
+        return ast.parse(source, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def literal_value(expr: str, env: Env | None = None, language: str = "python") -> object:
@@ -176,14 +187,15 @@ def _branch_node_truth(n: Node, envs: list[Env], language: str) -> bool | None:
     return branch_truth(ctext, envs, language)
 
 
-def dead_ranges(body: Node, envs: list[Env], language: str) -> list[tuple[int, int]]:
+def dead_ranges(body: Node, envs: list[Env], language: str, branches: list[Node] | None = None) -> list[tuple[int, int]]:
     """Byte ranges of ``body`` that are dead under every env: untaken sides of constant ``if``s
-    (and ``#if 0`` regions). Nested branches inside a dead range are not examined."""
+    (and ``#if 0`` regions). Nested branches inside a dead range are not examined.
+    ``branches``: the body's if / elif / #if nodes in walk order when the caller already has them."""
     raw = body.text or b""
     if b"if" not in raw:
         return []
     out: list[tuple[int, int]] = []
-    for n in walk(body):
+    for n in (walk(body) if branches is None else branches):
         t = n.type
         if t not in ("if_statement", "elif_clause", "preproc_if"):
             continue

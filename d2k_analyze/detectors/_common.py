@@ -7,7 +7,6 @@ reduction and num_stages conventions, shared-memory arrays, thread-index variabl
 from __future__ import annotations
 
 import re
-
 from functools import lru_cache
 
 from ..liveness import UNKNOWN, literal_value
@@ -33,7 +32,7 @@ def mentions(text: str, *names: str) -> bool:
     return any(n in toks for n in names)
 
 
-_IDENTIFIER = rx.compile(r"[A-Za-z_]\w*")
+IDENTIFIER = rx.compile(r"[A-Za-z_]\w*")
 
 
 def mentions_any(text: str, names) -> bool:
@@ -45,7 +44,7 @@ def mentions_any(text: str, names) -> bool:
     for n in names:
         if n in toks:
             return True
-        if not _IDENTIFIER.fullmatch(n) and rx.search(rf"(?<![\w.]){re.escape(n)}\b", text):
+        if not IDENTIFIER.fullmatch(n) and rx.search(rf"(?<![\w.]){re.escape(n)}\b", text):
             return True
     return False
 
@@ -182,14 +181,15 @@ def alias_map(facts: UnitFacts) -> dict[str, str]:
         return cached
     roots = {p: p for p, _ in facts.params}
     pointers = set(pointer_params(facts))
-    simple = [(a.target, a.value) for a in facts.assigns if rx.fullmatch(r"[A-Za-z_]\w*", a.target)]
+    # names used as a base (not subscripted: x[i] is a load, not an alias), in source order
+    simple = [(a.target, _TOKEN.findall(rx.sub(r"[A-Za-z_]\w*\s*\[[^\]]*\]", " ", a.value)))
+              for a in facts.assigns if rx.fullmatch(r"[A-Za-z_]\w*", a.target)]
     for _ in range(3):
         changed = False
-        for target, value in simple:
+        for target, names in simple:
             if target in roots:
                 continue
-            # names used as a base (not subscripted: x[i] is a load, not an alias), in source order
-            bases = [n for n in _TOKEN.findall(rx.sub(r"[A-Za-z_]\w*\s*\[[^\]]*\]", " ", value)) if n in roots]
+            bases = [n for n in names if n in roots]
             if bases:
                 # ``xr = x + row * n`` derives from the pointer x, not from the size n: prefer a
                 # pointer root, then the first base written (never set order, which varies per run)

@@ -18,8 +18,6 @@ Operands named through one local variable (``prod = a * b; acc += tl.sum(prod)``
 
 from __future__ import annotations
 
-import re
-
 from ..parsing import rx
 from ..parsing.facts import Assign, UnitFacts
 from ._common import dots
@@ -71,15 +69,13 @@ def _loop_accumulations(facts: UnitFacts) -> list[Assign]:
     for a in facts.assigns:
         if not any(lp.file == a.file and lp.line <= a.line <= lp.end_line for lp in facts.loops):
             continue
-        if a.op == "+=":
-            out.append(a)
-        elif a.op == "=" and _adds_to_itself(a.target, a.value):
+        if a.op == "+=" or (a.op == "=" and _adds_to_itself(a.target, a.value)):
             out.append(a)
     return out
 
 
 def _adds_to_itself(target: str, value: str) -> bool:
-    t, v = re.sub(r"\s+", "", target), re.sub(r"\s+", "", value)
+    t, v = _nospace(target), _nospace(value)
     if not t or t == "return":
         return False
     if v.startswith(t + "+") or v.endswith("+" + t):
@@ -93,9 +89,8 @@ def _expand(facts: UnitFacts, a: Assign) -> str:
     Only operands are expanded: not subscripted bases or index variables (``b[k0 + i]`` stays), and
     only variables that hold an element or a product (their definition subscripts or multiplies)."""
     latest: dict[str, str] = {}
-    for b in facts.assigns:
-        if (b.file == a.file and b.line < a.line and b.op == "=" and b.target != a.target
-                and ("[" in b.value or "*" in b.value) and rx.fullmatch(r"[A-Za-z_]\w*", b.target)):
+    for b in _operand_definitions(facts):
+        if b.file == a.file and b.line < a.line and b.target != a.target:
             latest[b.target] = b.value
     if not latest:
         return a.value
@@ -108,6 +103,15 @@ def _expand(facts: UnitFacts, a: Assign) -> str:
             out.append(a.value[last:m.start()] + f"({latest[name]})")
             last = m.end()
     return "".join(out) + a.value[last:]
+
+
+def _operand_definitions(facts: UnitFacts) -> list[Assign]:
+    """``name = <element or product>`` assignments, in order (computed once per unit)."""
+    cached = facts.cache.get("gemm_operand_defs")
+    if cached is None:
+        cached = [b for b in facts.assigns if b.op == "=" and ("[" in b.value or "*" in b.value) and rx.fullmatch(r"[A-Za-z_]\w*", b.target)]
+        facts.cache["gemm_operand_defs"] = cached
+    return cached
 
 
 def _two_operand_product(value: str) -> bool:
@@ -123,7 +127,7 @@ def _two_operand_product(value: str) -> bool:
 
 def _split_ref(ref: str) -> tuple[str, str]:
     """``As[ty][k]`` -> ("As", "[ty][k]") with whitespace removed."""
-    squashed = re.sub(r"\s+", "", ref)
+    squashed = _nospace(ref)
     base, _, rest = squashed.partition("[")
     return base, "[" + rest
 
@@ -132,4 +136,8 @@ def _outer_product(value: str) -> bool:
     """A product of two tiles broadcast along different axes: ``a[:, :, None] * b[None, :, :]``."""
     if "*" not in value:
         return False
-    return any(re.sub(r"\s+", "", m.group(1)) != re.sub(r"\s+", "", m.group(2)) for m in _OUTER.finditer(value))
+    return any(_nospace(m.group(1)) != _nospace(m.group(2)) for m in _OUTER.finditer(value))
+
+
+def _nospace(s: str) -> str:
+    return "".join(s.split())

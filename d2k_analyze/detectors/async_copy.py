@@ -3,7 +3,6 @@ num_stages convention (explicit num_stages >= 2 with a loop that loads)."""
 
 from __future__ import annotations
 
-from ..parsing import rx
 from ._base import absent, first, present
 from ._common import stages_decision
 from .tma import descriptor_loads
@@ -14,11 +13,11 @@ IDENTS = r"^(SM80_CP_ASYNC\w*|SM90_TMA_LOAD\w*|SM90_BULK_COPY\w*)$"
 
 
 def detect_cuda(facts):
-    ids = [i for i in facts.idents if rx.match(IDENTS, i)]
+    ids = facts.idents_matching(IDENTS)
     hits = first(
         facts.grep_asm(r"\bcp\.async\b|cp\.async\.bulk"),
         [c for c in facts.calls_named(*CUDA_CALLS) if c.short != "load_async" or "tma" in c.name],
-        facts.grep(r"\b(" + "|".join(ids) + r")\b") if ids else [],
+        facts.grep(r"\b(" + "|".join(sorted(ids)) + r")\b") if ids else [],
     )
     return present(hits, "asynchronous global->shared copy") if hits else absent("only synchronous loads")
 

@@ -8,8 +8,7 @@ import re
 
 from ..parsing import rx
 from ._base import absent, first, present
-from ._common import shared_decls, shared_names
-
+from ._common import mentions_any, shared_decls, shared_names
 
 PAD_NAME = rx.compile(r"(?i)^k?_?(pad|padding|skew)\w*$|_(pad|skew)$|^(PAD|SKEW)\w*$|^k(Pad|Skew)\w*$")
 
@@ -53,7 +52,8 @@ def _used_pad_constants(facts) -> list:
 
             v = literal_value(_resolve(facts, facts.constant_expr(n)), None, "cuda")
             if isinstance(v, int) and v > 0:
-                hits += facts.grep(rf"(?<![\w.]){re.escape(n)}\b")[:1] or [ln for ln in facts.lines if any(rx.search(rf"(?<![\w.]){re.escape(m)}\b", ln.text) for m in live if n in (facts.constant_expr(m) or ""))][:1]
+                users = [m for m in live if n in (facts.constant_expr(m) or "")]  # constants built from n
+                hits += facts.grep(rf"(?<![\w.]){re.escape(n)}\b")[:1] or [ln for ln in facts.lines if mentions_any(ln.text, users)][:1]
     return hits
 
 
@@ -69,7 +69,7 @@ def detect_cuda(facts):
     smem = shared_names(facts)
     if smem:
         padded += _used_pad_constants(facts)
-    sn = "|".join(map(re.escape, smem)) if smem else r"(?!x)x"
+    sn = "|".join(map(re.escape, sorted(smem))) if smem else r"(?!x)x"
     xor_idx = [ln for ln in facts.lines if rx.search(r"[^\^]\^\s*(?!1\b)[\(\w]", ln.text) and "__shfl" not in ln.text and (rx.search(rf"\b({sn})\b", ln.text) or rx.search(r"(?i)swizzl|smem_?(idx|off|col|addr)|_sw\b", ln.text))]
     modes = facts.grep(r"CU_TENSOR_MAP_SWIZZLE_(32B|64B|128B)|Swizzle\s*<\s*[1-9]|Layout_\w*SW(32|64|128)|SW128|B128\b") + facts.grep_host(r"CU_TENSOR_MAP_SWIZZLE_(32B|64B|128B)")
     hits = first(padded, xor_idx, modes)

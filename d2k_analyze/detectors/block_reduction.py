@@ -36,7 +36,7 @@ def detect_cuda(facts):
     smem = shared_names(facts)
     if not smem:
         return absent("no shared memory: no cross-warp step")
-    sn = "|".join(map(re.escape, smem))
+    sn = "|".join(map(re.escape, sorted(smem)))
     tree = [
         lp for lp in facts.loops
         if rx.search(r">>=\s*1|/=\s*2|>>\s*1|/\s*2", lp.step + " " + lp.init)
@@ -46,7 +46,7 @@ def detect_cuda(facts):
     if tree:
         return present(tree[:2], "shared-memory tree reduction across the block")
     _, warp = thread_vars(facts)
-    widx = r"(threadIdx\.x\s*(/|>>)\s*(32|5|warpSize|WARP_SIZE|kWarpSize)" + ("|" + "|".join(map(re.escape, warp)) if warp else "") + r")"
+    widx = r"(threadIdx\.x\s*(/|>>)\s*(32|5|warpSize|WARP_SIZE|kWarpSize)" + ("|" + "|".join(map(re.escape, sorted(warp))) if warp else "") + r")"
     partials = [a for a in facts.assigns if rx.match(rf"({sn})\s*\[\s*{widx}\s*\]", a.target)]
     shuffles = [c for c in facts.calls if c.short.startswith("__shfl")]
     if partials and (shuffles or facts.grep(r"(?i)warp_?reduce")):

@@ -21,12 +21,15 @@ def _lane_vars(facts) -> tuple[set[str], set[str]]:
     loop_inits = {(lp.file, lp.line, lp.var) for lp in facts.loops}
     pointers = set(pointer_params(facts))
     fast, slow = {"threadIdx.x"}, set()
+    # assignments that can define a lane variable at all (the rest never change between passes)
+    candidates = [
+        (a.target, a.value) for a in facts.assigns
+        if a.op == "=" and rx.fullmatch(r"[A-Za-z_]\w*", a.target) and "[" not in a.value
+        and (a.file, a.line, a.target) not in loop_inits and not mentions_any(a.value, pointers)
+    ]
     for _ in range(3):
-        for a in facts.assigns:
-            t, v = a.target, a.value
-            if a.op != "=" or not rx.fullmatch(r"[A-Za-z_]\w*", t) or t in fast | slow or "[" in v:
-                continue
-            if (a.file, a.line, t) in loop_inits or mentions_any(v, pointers):
+        for t, v in candidates:
+            if t in fast | slow:
                 continue
             used = [n for n in fast | slow if mentions_any(v, (n,))]
             if not used:
@@ -42,11 +45,16 @@ def _lane_vars(facts) -> tuple[set[str], set[str]]:
     return fast, slow
 
 
-def _scoped(facts, obj, fast: set[str], slow: set[str]) -> tuple[frozenset, frozenset]:
-    """Lane variables at ``obj``: loop variables of enclosing loops are fast only when their loop
-    starts from a fast index (for (i = threadIdx.x; ...)), whatever other loops did with the name."""
+def _enclosing(facts, obj) -> tuple:
+    return tuple(lp for lp in facts.loops if lp.file == obj.file and lp.line <= obj.line <= lp.end_line)
+
+
+def _scoped(enclosing: tuple, fast: set[str], slow: set[str]) -> tuple[frozenset, frozenset]:
+    """Lane variables inside the loops ``enclosing`` a line: loop variables are fast only when
+    their loop starts from a fast index (for (i = threadIdx.x; ...)), whatever other loops did
+    with the name."""
     f, sl = set(fast), set(slow)
-    for lp in sorted((lp for lp in facts.loops if lp.file == obj.file and lp.line <= obj.line <= lp.end_line), key=lambda lp: lp.line):
+    for lp in sorted(enclosing, key=lambda lp: lp.line):
         if not lp.var:
             continue
         f.discard(lp.var)
@@ -56,12 +64,18 @@ def _scoped(facts, obj, fast: set[str], slow: set[str]) -> tuple[frozenset, froz
     return frozenset(f), frozenset(sl)
 
 
+def _longest_first(name: str) -> tuple[int, str]:
+    """Longer names first (``idx`` before ``i``); ties by name, so that the same variables always
+    give the same pattern text (one compiled regex, whatever order the sets iterate in)."""
+    return -len(name), name
+
+
 class _Pattern:
     """Compiled once per unit: 'a lane index times a stride' and 'a fast lane index'."""
 
     def __init__(self, fast: set[str], slow: set[str]):
-        ln = "|".join(re.escape(n) for n in sorted(fast | slow, key=len, reverse=True))
-        fl = "|".join(re.escape(n) for n in sorted(fast, key=len, reverse=True))
+        ln = "|".join(re.escape(n) for n in sorted(fast | slow, key=_longest_first))
+        fl = "|".join(re.escape(n) for n in sorted(fast, key=_longest_first))
         self.mult = rx.compile(
             rf"(?:(?<![\w.])(?:{ln})\b|\([^()]*(?<![\w.])(?:{ln})\b[^()]*\))\s*\)?\s*\*\s*\(?\s*(?!{SMALL}\b)[\w.]+"
             rf"|(?<![\w.])(?!{SMALL}\b)[\w.]+\s*\*\s*\(?\s*(?:(?<![\w.])(?:{ln})\b)"
@@ -85,16 +99,20 @@ def detect_cuda(facts):
     fast, slow = _lane_vars(facts)
     pat = _Pattern(fast, slow)
     patterns: dict[tuple[frozenset, frozenset], _Pattern] = {}
+    scopes: dict[tuple, tuple[frozenset, frozenset]] = {}  # lines in the same loop nest share one
 
     def pattern_at(obj) -> _Pattern:
-        key = _scoped(facts, obj, fast, slow)
+        enclosing = _enclosing(facts, obj)
+        if enclosing not in scopes:
+            scopes[enclosing] = _scoped(enclosing, fast, slow)
+        key = scopes[enclosing]
         if key not in patterns:
             patterns[key] = _Pattern(set(key[0]), set(key[1]))
         return patterns[key]
 
     params = pointer_params(facts)
     names = set().union(*(aliases_of(facts, p) for p in params)) if params else set()
-    param_rx = rx.compile(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")\b") if names else None
+    param_rx = rx.compile(r"(?<![\w.])(" + "|".join(map(re.escape, sorted(names))) + r")\b") if names else None
     strided_ptrs = {a.target.split("[")[0].strip() for a in facts.assigns
                     if param_rx and param_rx.search(a.value) and pat.strided(a.value)}
     reads = []  # (depth, strided?, evidence)

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import re
 
-from ..parsing import rx
 from ._base import absent, first, present
 
 
 def detect_cuda(facts):
-    ids = [i for i in facts.idents if rx.match(r"^(SM75_U(16|32)x\d_LDSM\w*|SM90_U(16|32)x\d_STSM\w*|ldsm\w*|stsm\w*)$", i)]
-    hits = first(facts.grep_asm(r"\b(ldmatrix|stmatrix)\b"), facts.grep(r"\b(" + "|".join(map(re.escape, ids)) + r")\b") if ids else [])
+    ids = facts.idents_matching(r"^(SM75_U(16|32)x\d_LDSM\w*|SM90_U(16|32)x\d_STSM\w*|ldsm\w*|stsm\w*)$")
+    hits = first(facts.grep_asm(r"\b(ldmatrix|stmatrix)\b"), facts.grep(r"\b(" + "|".join(map(re.escape, sorted(ids))) + r")\b") if ids else [])
     return present(hits, "ldmatrix/stmatrix fragment loads") if hits else absent("no ldmatrix/stmatrix")

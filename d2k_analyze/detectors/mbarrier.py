@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import re
 
-from ..parsing import rx
 from ._base import absent, first, present
 
 IDENTS = r"^(ClusterBarrier|ClusterTransactionBarrier|PipelineTmaAsync|PipelineAsync|barrier_arrive_tx|init_semaphore|expect_bytes|arrive_and_expect_tx|expect_tx|mbarrier_\w+|mbar_\w+|Barrier)$"
 
 
 def detect_cuda(facts):
-    ids = sorted(i for i in facts.idents if rx.match(IDENTS, i))
+    ids = sorted(facts.idents_matching(IDENTS))
     split_phase = [c for c in facts.calls if c.short == "arrive"] and [c for c in facts.calls if c.short == "wait"]
     hits = first(
         facts.grep_asm(r"\bmbarrier\.|cp\.async\.mbarrier"),

@@ -5,6 +5,7 @@ quantity multiplied by exp(m_old - m_new) (directly, or through an ``alpha``-lik
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..parsing import rx
 from ._base import absent, present
@@ -13,8 +14,9 @@ EXP = r"(?:__expf|expf|exp2f|__exp2f|exp|exp2|hexp|tl\.exp|tl\.exp2|tl\.math\.ex
 EXP_OF_DIFF = rx.compile(EXP + r"\s*\((?=[^;]*-)")
 
 
-def _names(value: str) -> set[str]:
-    return set(rx.findall(r"[A-Za-z_]\w*", value))
+@lru_cache(maxsize=65536)
+def _names(value: str) -> frozenset[str]:
+    return frozenset(rx.findall(r"[A-Za-z_]\w*", value))
 
 
 def detect(facts):
@@ -23,12 +25,12 @@ def detect(facts):
     has_max = bool(facts.grep(r"(?i)max|>\s*\w+\s*\?"))
     hits = []
     for a in facts.assigns:
-        t = re.escape(a.target.split("[")[0].strip())
-        if not t or not rx.fullmatch(r"[\w.]+", a.target.split("[")[0].strip()):
-            continue
         v = a.value
         scaled_by = (EXP_OF_DIFF.search(v) is not None) or bool(_names(v) & factors)
         if not scaled_by:
+            continue
+        t = re.escape(a.target.split("[")[0].strip())
+        if not t or not rx.fullmatch(r"[\w.]+", a.target.split("[")[0].strip()):
             continue
         if a.op == "*=" or rx.search(rf"(?<![\w.]){t}\b(\[[^\]]*\])?\s*\*|\*\s*{t}\b", v):
             hits.append(a)  # s = s * exp(m_old - m_new) + ...   /   acc *= alpha

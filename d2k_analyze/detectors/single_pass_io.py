@@ -10,7 +10,16 @@ import re
 
 from ..parsing import rx
 from ._base import absent, present
-from ._common import alias_map, aliases_of, disjoint, innermost_loop, loads, pointer_params
+from ._common import (
+    IDENTIFIER,
+    alias_map,
+    aliases_of,
+    disjoint,
+    innermost_loop,
+    loads,
+    pointer_params,
+    tokens,
+)
 from ._gemm import gemm_evidence
 
 GEMM_REASON = "GEMM-style K-loop accumulation of two operands: operands are re-read across output tiles by design"
@@ -50,8 +59,11 @@ def detect_cuda(facts):
     writes: dict[str, list] = {}
     for p in params:
         names = aliases_of(facts, p)
-        nx = "|".join(map(re.escape, names))
+        nx = "|".join(map(re.escape, sorted(names)))  # sorted: one pattern text, one compile
+        plain = all(IDENTIFIER.fullmatch(n) for n in names)  # then only lines using a name as a token can match
         for ln in facts.lines:
+            if plain and names.isdisjoint(tokens(ln.text)):
+                continue
             for m in rx.finditer(rf"(?<![\w.])({nx})\s*\[[^\]]*\](\s*\.\w+)?\s*(=(?!=)|\+=|-=|\*=|/=)?", ln.text):
                 (writes if m.group(3) else reads).setdefault(p, []).append(ln)
             if rx.search(rf"(__ldg|__ldcs|__ldcg|__ldca|reinterpret_cast<[^>]*>)\s*\(\s*&?\s*\(?\s*({nx})\b", ln.text):

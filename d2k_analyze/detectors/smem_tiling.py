@@ -9,7 +9,7 @@ import re
 
 from ..parsing import rx
 from ._base import absent, not_applicable, present
-from ._common import dots, shared_decls, shared_names
+from ._common import IDENTIFIER, dots, shared_decls, shared_names, tokens
 
 
 def detect_triton(facts):
@@ -32,8 +32,10 @@ def detect_cuda(facts):
     fills = [c for c in facts.calls if c.short in ("load_matrix_sync", "ldmatrix", "copy") or "mma" in c.short.lower()]
     uses = []
     synced = bool(facts.calls_named("__syncthreads", "sync", "__syncwarp", "barrier_sync")) or bool(facts.grep_asm(r"bar\.sync|barrier"))
+    plain = all(IDENTIFIER.fullmatch(n) for n in names)  # then a line can only use names among its tokens
     for ln in facts.lines:
-        used = [n for n in names if rx.search(rf"(?<![\w.]){re.escape(n)}\b\s*(\[|\+)|&\s*{re.escape(n)}\b", ln.text)]
+        candidates = names & tokens(ln.text) if plain else names
+        used = [n for n in candidates if rx.search(rf"(?<![\w.]){re.escape(n)}\b\s*(\[|\+)|&\s*{re.escape(n)}\b", ln.text)]
         if not used:
             continue
         loops = [lp for lp in facts.loops if lp.file == ln.file and lp.line <= ln.line <= lp.end_line]

@@ -3,10 +3,9 @@ partials combined with atomics or a workspace. A SPLIT_K that is 1 at every laun
 
 from __future__ import annotations
 
-import re
-
 from ..parsing import rx
 from ._base import absent, present
+from ._common import mentions_any
 
 SPLIT = rx.compile(r"(?i)^(split_?k|k_?splits?|num_?splits?_?k|splitk\w*|SPLIT_K|kSplitK|k_?slices?|slices?_?k)$")
 
@@ -30,10 +29,10 @@ def detect(facts):
     split_names = {n for n in facts.idents if SPLIT.match(n)}
     sliced = [
         lp for lp in facts.loops
-        if any(rx.search(rf"(?<![\w.]){re.escape(v)}\b", lp.init + " " + lp.cond + " " + lp.step) for v in slice_vars | split_names)
+        if mentions_any(lp.init + " " + lp.cond + " " + lp.step, slice_vars | split_names)
         or rx.search(r"blockIdx\.z", lp.init + lp.cond)
     ]
-    sliced += [a for a in facts.assigns if slice_vars and rx.search(r"(?i)k", a.target) and any(rx.search(rf"(?<![\w.]){re.escape(v)}\b", a.value) for v in slice_vars) and rx.search(r"(?i)(start|begin|end|lo|hi|off)", a.target)]
+    sliced += [a for a in facts.assigns if slice_vars and rx.search(r"(?i)k", a.target) and mentions_any(a.value, slice_vars) and rx.search(r"(?i)(start|begin|end|lo|hi|off)", a.target)]
     combine = [c for c in facts.calls if rx.match(r"^(atomic[A-Z]\w*|atomic_add|atomic_\w+)$", c.short)] or facts.grep(r"(?i)(workspace|partial|\bws)\w*\s*\[|\bws_?ptr\b")
     if sliced and combine:
         return present(sliced[:2] + combine[:2], "K loop sliced by a grid axis; partials combined")

@@ -18,7 +18,7 @@ def _split_index(facts) -> list:
     """Assignments that carve a split out of the grid: program_id(1|2) named split/chunk, or a
     start offset (pid % S) * CHUNK."""
     pids = {a.target for a in facts.assigns if rx.search(PID, a.value)} | {"pid"}
-    pn = "|".join(map(re.escape, pids))
+    pn = "|".join(map(re.escape, sorted(pids)))
     out = []
     for a in facts.assigns:
         if rx.search(r"program_id\(\s*(axis\s*=\s*)?[12]\s*\)|blockIdx\.[yz]", a.value) and rx.search(r"(?i)split|part|chunk|kv", a.target):
@@ -52,7 +52,7 @@ def _merges(facts) -> list:
 
 
 def detect(facts):
-    counts = [n for n in facts.idents if rx.match(r"(?i)^(num_?splits|n_?splits|num_?partitions|split_?kv|kv_?splits|splits)$", n)]
+    counts = facts.idents_matching(r"(?i)^(num_?splits|n_?splits|num_?partitions|split_?kv|kv_?splits|splits)$")
     vals = [v for n in counts for v in list(facts.constexpr_values(n)) + facts.config_values(n) if isinstance(v, int)]
     if vals and max(vals) <= 1:
         return absent("number of splits is 1 at every launch")

@@ -22,7 +22,7 @@ def detect_cuda(facts):
 
     ids = [i for i in facts.idents if re.match(CUDA_IDENTS, i)]
     if ids:
-        lines = facts.grep(r"\b(" + "|".join(map(re.escape, ids)) + r")\b")
+        lines = facts.grep(r"\b(" + "|".join(map(re.escape, sorted(ids))) + r")\b")
         return present(lines or [], f"CuTe/CUTLASS MMA atoms: {', '.join(sorted(ids))}")
     return absent("no wmma / mma.sync / wgmma / tcgen05 in live code")
 

@@ -15,7 +15,7 @@ def detect(facts):
     calls = [c for c in facts.calls if c.short in ("swizzle2d", "get_swizzled_block_idx", "swizzle_tile", "get_tile_swizzle")]
     if calls:
         return present(calls, "explicit tile swizzle call")
-    group_params = [n for n in facts.idents if rx.match(r"(?i)^(GROUP_SIZE_M|GROUP_M|GROUP_SIZE|group_size_m|kGroupM|GROUP_N|GROUP_SIZE_N|SWIZZLE|kSwizzle)$", n)]
+    group_params = facts.idents_matching(r"(?i)^(GROUP_SIZE_M|GROUP_M|GROUP_SIZE|group_size_m|kGroupM|GROUP_N|GROUP_SIZE_N|SWIZZLE|kSwizzle)$")
     vals = [v for n in group_params for v in list(facts.constexpr_values(n)) + facts.config_values(n) if isinstance(v, int)]
     if vals and max(vals) <= 1:
         return absent("grouping factor is 1 at every launch")

@@ -35,10 +35,10 @@ def detect_triton(facts):
 def detect_cuda(facts):
     tmaps = [name for name, typ in facts.params if "CUtensorMap" in typ]
     used = [ln for ln in facts.lines if any(rx.search(rf"(?<![\w.]){re.escape(t)}\b", ln.text) for t in tmaps) and not rx.search(r"__global__|\bvoid\b", ln.text)]
-    ids = [i for i in facts.idents if rx.match(r"^(SM90_TMA_(LOAD|STORE)\w*|make_tma_copy|make_tma_atom|cp_async_bulk_tensor\w*|tma_load\w*|tma_store\w*)$", i)]
+    ids = facts.idents_matching(r"^(SM90_TMA_(LOAD|STORE)\w*|make_tma_copy|make_tma_atom|cp_async_bulk_tensor\w*|tma_load\w*|tma_store\w*)$")
     hits = first(
         facts.grep_asm(r"cp\.async\.bulk|cp\.reduce\.async\.bulk"),
-        facts.grep(r"\b(" + "|".join(ids) + r")\b") if ids else [],
+        facts.grep(r"\b(" + "|".join(sorted(ids)) + r")\b") if ids else [],
         [c for c in facts.calls if rx.search(r"tma::(load|store)_async", c.name)],
         used,
     )

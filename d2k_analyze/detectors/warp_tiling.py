@@ -13,10 +13,10 @@ from ._common import thread_vars
 
 def detect_cuda(facts):
     _, warp = thread_vars(facts)
-    warp |= {n for n in facts.idents if rx.match(r"(?i)^(warp_?id|warp_?idx|warpid|wid|warp)$", n)}
+    warp |= set(facts.idents_matching(r"(?i)^(warp_?id|warp_?idx|warpid|wid|warp)$"))
     if not warp:
         return absent("no warp index")
-    wn = "|".join(map(re.escape, warp))
+    wn = "|".join(map(re.escape, sorted(warp)))
     parts = [a for a in facts.assigns if rx.search(rf"\b({wn})\b\s*[/%]|[/%]\s*\b({wn})\b|\b({wn})\b\s*(>>|&)", a.value) and rx.fullmatch(r"[A-Za-z_]\w*", a.target)]
     dims = {("row" if rx.search(r"/|>>", a.value) else "col") for a in parts}
     named = facts.grep(r"\b(WM|WN|WMITER|WNITER|WARP_M|WARP_N|kWM|kWN|WARP_TILE_M|WARP_TILE_N|kWarpTileM|kWarpTileN)\b")

@@ -30,7 +30,7 @@ def detect(facts):
     deltas = _deltas(facts)
     if not deltas:
         return absent("no delta-from-mean variable: sum of squares or two-pass statistics")
-    dn = "|".join(map(re.escape, deltas))
+    dn = "|".join(map(re.escape, sorted(deltas)))
     mean_updates, m2_updates, chan = [], [], []
     for a in facts.assigns:
         if not rx.search(rf"\b({dn})\b", a.value):

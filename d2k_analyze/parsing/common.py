@@ -96,7 +96,7 @@ def add_host_lines(ctx: HostContext, node: Node, file: str, line_of, data: bytes
 def _host_lines(ctx: HostContext, node: Node, file: str, line_of, data: bytes, python: bool) -> None:
     row0 = node.start_point[0]
     for i, raw in enumerate(data[node.start_byte : node.end_byte].decode("utf-8", errors="replace").split("\n")):
-        s = raw.split("#", 1)[0] if python else re.sub(r"//.*", "", raw)
+        s = raw.split("#", 1)[0] if python else raw.split("//", 1)[0]
         if s.strip():
             ctx.lines.append(Line(file, line_of(row0 + i), s))
     for n in walk(node):

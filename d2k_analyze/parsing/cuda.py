@@ -48,6 +48,9 @@ class CudaFunction:
     names: set[str]  # every identifier used in the body (for launches by reference)
     launches: list[LaunchSite]
     source: "CudaSource"
+    # Body nodes by type, collected by the one walk that found calls and names, so that liveness
+    # (branches) and helper-template folding (calls) need not walk the body again.
+    body_nodes: dict[str, list[Node]] = field(default_factory=dict)
 
     @property
     def is_kernel(self) -> bool:
@@ -144,17 +147,24 @@ def _params(defn: Node) -> list[tuple[str, str]]:
     return out
 
 
-def _scan_body(body: Node | None) -> tuple[set[str], set[str], list[LaunchSite]]:
+_INDEXED_TYPES = ("if_statement", "elif_clause", "preproc_if")  # what liveness.dead_ranges looks at
+
+
+def _scan_body(body: Node | None) -> tuple[set[str], set[str], list[LaunchSite], dict[str, list[Node]]]:
     calls: set[str] = set()
     names: set[str] = set()
     launches: list[LaunchSite] = []
+    index: dict[str, list[Node]] = {"call_expression": [], "branch": []}
     if body is None:
-        return calls, names, launches
+        return calls, names, launches, index
     for n in walk(body):
         t = n.type
         if t == "identifier":
             names.add(text(n))
+        elif t in _INDEXED_TYPES:
+            index["branch"].append(n)
         elif t == "call_expression":
+            index["call_expression"].append(n)
             fn = n.child_by_field_name("function") or (n.children[0] if n.children else None)
             if fn is None:
                 continue
@@ -169,7 +179,7 @@ def _scan_body(body: Node | None) -> tuple[set[str], set[str], list[LaunchSite]]
                     targs = [text(a) for a in (al.named_children if al is not None else [])]
                 config = [text(c) for c in kcs.named_children]
                 launches.append(LaunchSite(name.split("::")[-1], targs, config, n.start_point[0], n.end_point[0], n))
-    return calls, names, launches
+    return calls, names, launches, index
 
 
 def _collect(node: Node, src: CudaSource, template: Node | None, extern_c: bool) -> None:
@@ -182,10 +192,11 @@ def _collect(node: Node, src: CudaSource, template: Node | None, extern_c: bool)
             if template is not None:
                 quals.add("template")
             body = child.child_by_field_name("body")
-            calls, names, launches = _scan_body(body)
+            calls, names, launches, index = _scan_body(body)
             src.functions.append(
                 CudaFunction(
-                    _function_name(child), quals, child, _template_params(template), _params(child), calls, names, launches, src
+                    _function_name(child), quals, child, _template_params(template), _params(child), calls, names, launches, src,
+                    index if body is not None else {},
                 )
             )
         elif t == "template_declaration":

@@ -13,7 +13,7 @@ from ..model import KernelUnit, Span
 from .common import MAX_ENVS, ParsedSubmission, add_host_lines, in_span, summarise
 from .cuda import CudaFunction, CudaSource
 from .facts import HostContext, LaunchInfo, Line, Piece, UnitFacts, extract_cuda
-from .treesitter import Node, text, walk
+from .treesitter import Node, text
 
 
 def _cuda_file_constants(parsed: ParsedSubmission) -> dict[str, object]:
@@ -138,7 +138,7 @@ def cuda_units(parsed: ParsedSubmission, py_reach: set[str], has_python: bool) -
         helpers = _device_closure(fn, by_name)
         for f in [fn] + helpers:
             body = f.node.child_by_field_name("body") or f.node
-            dead = liveness.dead_ranges(body, envs if f is fn else _helper_envs(f, fn, helpers, envs, base), "cuda")
+            dead = liveness.dead_ranges(body, envs if f is fn else _helper_envs(f, fn, helpers, envs, base), "cuda", f.body_nodes.get("branch"))
             extract_cuda(facts, Piece(f.node, f.source.file, f.source.line, f.source.data, dead, "cuda", f.source.pragmas))
         for msrc, mnode in _macro_pieces(facts.idents, parsed):
             extract_cuda(facts, Piece(mnode, msrc.file, msrc.line, msrc.data, [], "cuda"))
@@ -177,12 +177,9 @@ def _helper_envs(helper: CudaFunction, kernel: CudaFunction, helpers: list[CudaF
         return [dict(base)]
     out: list[dict[str, object]] = []
     for caller in [kernel] + helpers:
-        body = caller.node.child_by_field_name("body")
-        if body is None:
-            continue
-        for n in walk(body):
-            if n.type != "call_expression":
-                continue
+        if not caller.body_nodes:
+            continue  # no body
+        for n in caller.body_nodes["call_expression"]:
             fnode = n.child_by_field_name("function")
             if fnode is None or fnode.type != "template_function" or text(fnode.child_by_field_name("name")).split("::")[-1] != helper.name:
                 continue

@@ -151,22 +151,23 @@ class UnitFacts:
 
     def grep(self, pattern: str, flags: int = 0) -> list[Line]:
         """Live lines whose comment-free text matches ``pattern``."""
-        pat = rx.compile(pattern, flags)
-        if not pat.search(self._joined("lines")):  # one scan of the whole unit answers most greps
-            return []
-        return [ln for ln in self.lines if pat.search(ln.text)]
+        return self._grep("lines", self.lines, pattern, flags)
 
     def grep_asm(self, pattern: str) -> list[Line]:
-        pat = rx.compile(pattern)
-        if not self.asm or not pat.search(self._joined("asm")):
+        if not self.asm:
             return []
-        return [ln for ln in self.asm if pat.search(ln.text)]
+        return self._grep("asm", self.asm, pattern, 0)
 
     def grep_host(self, pattern: str) -> list[Line]:
-        pat = rx.compile(pattern)
-        if not pat.search(self._joined("host")):
+        return self._grep("host", self.host.lines, pattern, 0)
+
+    def _grep(self, which: str, lines: list[Line], pattern: str, flags: int) -> list[Line]:
+        # One scan of the whole text answers most greps (and rx.search skips the regex when the
+        # words every match needs are absent); only then are lines tested one by one.
+        if not rx.search(pattern, self._joined(which), flags):
             return []
-        return [ln for ln in self.host.lines if pat.search(ln.text)]
+        pat = rx.compile(pattern, flags)
+        return [ln for ln in lines if rx.may_match(pattern, ln.text, flags) and pat.search(ln.text)]
 
     def _joined(self, which: str) -> str:
         """All texts of lines / asm / host lines joined (cached; facts do not change once built)."""
@@ -175,6 +176,16 @@ class UnitFacts:
             src = {"lines": self.lines, "asm": self.asm, "host": self.host.lines}[which]
             self.cache[key] = "\n".join(ln.text for ln in src)
         return self.cache[key]
+
+    def idents_matching(self, pattern: str, flags: int = 0) -> list[str]:
+        """Identifiers that ``pattern`` matches at their start (``re.match``), in ``idents`` order.
+        One test of all identifiers joined rules out most patterns before any per-name match."""
+        key = "joined_idents"
+        if key not in self.cache:
+            self.cache[key] = "\n".join(self.idents)
+        if not rx.may_match(pattern, self.cache[key], flags):
+            return []
+        return [i for i in self.idents if rx.match(pattern, i, flags)]
 
     def has_ident(self, *names: str) -> bool:
         return any(n in self.idents for n in names)
@@ -273,7 +284,8 @@ def _end_line(piece: Piece, node: Node) -> int:
 
 
 def _squash(s: str) -> str:
-    return re.sub(r"\s+", " ", s).strip()
+    """Whitespace runs as one space, trimmed (str.split's whitespace is re's ``\\s``)."""
+    return " ".join(s.split())
 
 
 # ---------------------------------------------------------------------------- CUDA

@@ -30,12 +30,13 @@ def parse(language: str, text: str) -> tuple[ts.Tree, bytes]:
 def walk(node: Node) -> Iterator[Node]:
     """Every node under ``node`` (pre-order) with a tree cursor: no recursion, no child lists."""
     cursor = node.walk()
+    first_child, next_sibling, parent = cursor.goto_first_child, cursor.goto_next_sibling, cursor.goto_parent
     while True:
         yield cursor.node
-        if cursor.goto_first_child():
+        if first_child():
             continue
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():
+        while not next_sibling():
+            if not parent():
                 return
 
 
@@ -43,14 +44,15 @@ def walk_pruned(node: Node, prune) -> Iterator[Node]:
     """Pre-order walk that does not descend into nodes for which ``prune(node)`` is true
     (those nodes are not yielded either)."""
     cursor = node.walk()
+    first_child, next_sibling, parent = cursor.goto_first_child, cursor.goto_next_sibling, cursor.goto_parent
     while True:
         n = cursor.node
         if not prune(n):
             yield n
-            if cursor.goto_first_child():
+            if first_child():
                 continue
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():
+        while not next_sibling():
+            if not parent():
                 return
 
 
