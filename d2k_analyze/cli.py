@@ -281,7 +281,7 @@ def main(argv: Iterable[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, stderr, warn) -> int:
     from .eval_labels import evaluate, evaluate_layers
-    from .reports import FORMATS, Report, SubmissionResult
+    from .reports import Report, SubmissionResult
     from .scoring import score_submission
     from .submissions import find_submissions
 

@@ -21,7 +21,7 @@ from typing import Callable
 from d2k_spec.catalogue import Catalogue
 from d2k_spec.task import Task
 
-from ..model import Evidence, Span, Verdict
+from ..model import Evidence, Span
 from . import citations
 from .answers import parse_items
 from .cache import CacheError, JudgeCache, default_cache_path

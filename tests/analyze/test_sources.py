@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
 
 from d2k_analyze import sources
 from d2k_analyze.analysis import analyze_paths
