@@ -13,7 +13,6 @@ This is the foundation's verification script; ``d2k-profile`` is the full, cheat
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -28,13 +27,6 @@ REPO = Path(__file__).resolve().parent.parent
 def submissions_of(task_id: str) -> list[Path]:
     corpus = sorted(p.parent for p in (REPO / "corpus" / task_id).glob("*/submission.py"))
     return [REPO / "tasks" / task_id / "expert"] + corpus
-
-
-def import_file(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def time_call(fn, args, flush, budget_s: float = 0.4, max_reps: int = 50) -> list[float]:
@@ -62,12 +54,13 @@ def worker(task_id: str, sub_dir: Path) -> list[dict]:
     import torch
 
     from d2k_profile.correctness import compare_all
+    from d2k_profile.loader import load_module
     from d2k_spec.inputs_check import load_reference
     from d2k_spec.task import load_task
 
     task = load_task(REPO / "tasks" / task_id)
     ref = load_reference(task)
-    sub = import_file(sub_dir / "submission.py", f"sub_{task_id}_{sub_dir.name}")
+    sub = load_module(sub_dir, f"sub_{task_id}_{sub_dir.name}")
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     flush = torch.empty(max(2 * l2, 256 << 20), dtype=torch.uint8, device="cuda")
     rows = []
@@ -103,11 +96,12 @@ def worker(task_id: str, sub_dir: Path) -> list[dict]:
 def warm(task_id: str, sub_dir: Path) -> None:
     """Build the submission (CUDA extension, Triton JIT) and run the smoke workload once: the
     compile caches are shared, so the timed subprocesses later start warm."""
+    from d2k_profile.loader import load_module
     from d2k_spec.inputs_check import load_reference
     from d2k_spec.task import load_task
 
     task = load_task(REPO / "tasks" / task_id)
-    sub = import_file(sub_dir / "submission.py", f"warm_{task_id}_{sub_dir.name}")
+    sub = load_module(sub_dir, f"warm_{task_id}_{sub_dir.name}")
     sub.run(*load_reference(task).make_inputs(task.smoke, 0, "cuda"))
 
 

@@ -6,16 +6,16 @@ decide whether zeros slip through; the others are capped at 8 rows.
 """
 
 import dataclasses
-import importlib.util
 
 import pytest
 
 from d2k_profile.nulls import passing_nulls
 from d2k_profile.worker import tolerance_for
-from d2k_spec.task import default_tasks_root, load_tasks
+from d2k_spec.inputs_check import load_reference
+from d2k_spec.task import load_tasks
 
-TASKS = load_tasks() if default_tasks_root().is_dir() else {}
-CASES = [(t, w) for t in TASKS.values() for w in t.workloads]
+TASKS = load_tasks()
+CASES = [(t, w) for t in TASKS.values() for w in t.workload]  # the smoke workload too
 
 
 def shrunk(task, wl):
@@ -25,12 +25,9 @@ def shrunk(task, wl):
     return dataclasses.replace(wl, params=params)
 
 
-@pytest.mark.skipif(not CASES, reason="no tasks/ in this checkout")
 @pytest.mark.parametrize("task,wl", CASES, ids=[f"{t.id}/{w.name}" for t, w in CASES])
 def test_no_null_kernel_passes(task, wl):
-    spec = importlib.util.spec_from_file_location(f"ref_{task.id}", task.reference_path)
-    ref = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ref)
+    ref = load_reference(task)
     small = shrunk(task, wl)
     inputs = tuple(ref.make_inputs(small, wl.seeds[0], "cpu"))
     out = ref.reference(*[x.clone() for x in inputs])
