@@ -18,6 +18,11 @@ from . import rx
 from .treesitter import Node, text, walk, walk_pruned
 
 
+def keyword(kwargs: tuple[tuple[str, str], ...], key: str, default: str | None = None) -> str | None:
+    """The source text of keyword argument ``key`` in a call's or loop's ``(name, text)`` pairs."""
+    return next((v for k, v in kwargs if k == key), default)
+
+
 @dataclass(frozen=True)
 class Call:
     name: str  # as written, normalised: "tl.dot", "wmma::mma_sync", "__shfl_xor_sync"
@@ -35,10 +40,7 @@ class Call:
         return self.name.replace("::", ".").rsplit(".", 1)[-1]
 
     def kw(self, key: str, default: str | None = None) -> str | None:
-        for k, v in self.kwargs:
-            if k == key:
-                return v
-        return default
+        return keyword(self.kwargs, key, default)
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,7 @@ class Loop:
     kind: str = "for"  # for | while | do
 
     def kw(self, key: str, default: str | None = None) -> str | None:
-        for k, v in self.kwargs:
-            if k == key:
-                return v
-        return default
+        return keyword(self.kwargs, key, default)
 
 
 @dataclass(frozen=True)
