@@ -5,6 +5,12 @@
   adversarial RESULTS.jsonl         each adversarial case against the ``gpu`` column of
                                     tests/adversarial/expected.toml (table; exit 1 on a mismatch)
   noise RESULTS.jsonl               reference-self speedups (noise floor) per workload
+  kernels RESULTS.jsonl             event medians against CUPTI kernel times (the kernel trace)
+                                    for every timed implementation of every ok record: raw, after
+                                    the recorded launch latency, and for the same traced calls
+  compare A.jsonl B.jsonl           event medians of the same (task, workload, implementation)
+                                    in two runs: ratio B/A per pair
+  walltime RESULTS.jsonl            records, statuses, summed per-record wall time, first to last
 """
 
 from __future__ import annotations
@@ -63,6 +69,82 @@ def noise(results: str) -> int:
     return 0
 
 
+def kernels(results: str, target: float = 0.03) -> int:
+    """Three comparisons per timed implementation, by kernel duration: the timed-loop event median
+    against the CUPTI kernel time (raw), the same after subtracting the launch latency, and, for
+    the very same traced calls, event minus launch latency against kernel time (the measurement
+    model: events = kernel time + a fixed launch latency)."""
+    rows = []
+    for line in lines(results):
+        d = json.loads(line)
+        if d["status"] != "ok" or d.get("launch_latency_ms") is None:
+            continue
+        for field, who in (("timing", d["submission"]), ("reference_timing", "reference"), ("expert_timing", "expert")):
+            t = d.get(field)
+            if t and t.get("kernel_ms"):
+                rows.append((f"{d['task']}/{d['workload']}", who, t["median_ms"], t["kernel_ms"], t["traced_event_ms"], d["launch_latency_ms"]))
+    if not rows:
+        print("no record has kernel times")
+        return 1
+
+    def ratios(ev: float, k: float, tev: float, lat: float) -> tuple[float, float, float]:
+        return ev / k, (ev - lat) / k, (tev - lat) / k
+
+    print(f"{'task/workload':38s} {'impl':16s} {'events ms':>10s} {'kernels ms':>10s} {'raw':>6s} {'latency us':>10s} {'-lat':>6s} {'same calls -lat':>15s}")
+    for wl, who, ev, k, tev, lat in sorted(rows):
+        raw, corr, same = ratios(ev, k, tev, lat)
+        print(f"{wl:38s} {who[:16]:16s} {ev:10.4f} {k:10.4f} {raw:6.3f} {lat * 1e3:10.2f} {corr:6.3f} {same:15.3f}")
+    print(f"\nwithin {target:.0%} of the CUPTI kernel time, by kernel duration:")
+    print(f"{'kernel time':>14s} {'n':>4s} {'events':>14s} {'events - lat':>14s} {'same calls - lat':>17s}")
+    for lo, hi in ((0, 30), (30, 50), (50, 100), (100, float("inf"))):
+        b = [ratios(ev, k, tev, lat) for _, _, ev, k, tev, lat in rows if lo <= k * 1e3 < hi]
+        if b:
+            cells = [f"{sum(abs(x[i] - 1) <= target for x in b)} (worst {max(abs(x[i] - 1) for x in b):.1%})" for i in range(3)]
+            print(f"{f'{lo}-{hi} us':>14s} {len(b):4d} {cells[0]:>14s} {cells[1]:>14s} {cells[2]:>17s}")
+    lat = sorted(r[5] * 1e3 for r in rows)
+    allr = [ratios(*r[2:]) for r in rows]
+    print(f"{len(rows)} timed implementations; launch latency {lat[0]:.2f}-{lat[-1]:.2f} us (median {lat[len(lat) // 2]:.2f}); within {target:.0%}: "
+          f"{sum(abs(x[0] - 1) <= target for x in allr)} raw, {sum(abs(x[2] - 1) <= target for x in allr)} same calls after the launch latency")
+    return 0
+
+
+def _medians(path: str) -> dict[tuple[str, str, str], float]:
+    out = {}
+    for line in lines(path):
+        d = json.loads(line)
+        for field, who in (("timing", d["submission"]), ("reference_timing", "reference"), ("expert_timing", "expert")):
+            if d["status"] == "ok" and d.get(field):
+                out[(d["task"], d["workload"], f"{d['submission']}:{who}")] = d[field]["median_ms"]
+    return out
+
+
+def compare(a: str, b: str) -> int:
+    ma, mb = _medians(a), _medians(b)
+    common = sorted(set(ma) & set(mb))
+    print(f"{'task/workload':38s} {'record:impl':28s} {'A ms':>9s} {'B ms':>9s} {'B/A':>7s}")
+    ratios = []
+    for key in common:
+        ratios.append(mb[key] / ma[key])
+        print(f"{key[0] + '/' + key[1]:38s} {key[2][:28]:28s} {ma[key]:9.4f} {mb[key]:9.4f} {ratios[-1]:7.4f}")
+    if not ratios:
+        print("no common timed pairs")
+        return 1
+    ratios.sort()
+    print(f"{len(ratios)} pairs: B/A median {ratios[len(ratios) // 2]:.4f}, range {ratios[0]:.4f}-{ratios[-1]:.4f}")
+    return 0
+
+
+def walltime(results: str) -> int:
+    recs = [json.loads(line) for line in lines(results)]
+    statuses: dict[str, int] = {}
+    for d in recs:
+        statuses[d["status"]] = statuses.get(d["status"], 0) + 1
+    done = [d["finished_at"] for d in recs]
+    print(f"{len(recs)} records {statuses}; summed per-record wall {sum(d.get('wall_s') or 0 for d in recs):.0f} s; "
+          f"first to last record {max(done) - min(done):.0f} s")
+    return 0
+
+
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:]
-    sys.exit({"resume": resume, "adversarial": adversarial, "noise": noise}[cmd](*args))
+    sys.exit({"resume": resume, "adversarial": adversarial, "noise": noise, "kernels": kernels, "compare": compare, "walltime": walltime}[cmd](*args))

@@ -137,7 +137,9 @@ def forbidden_calls(called: Iterable[str], forbidden: list[str]) -> list[str]:
     return [f for f in forbidden if op_aliases(f) & seen]
 
 
-def escaped_stream(event_ms: float, wall_ms: float, min_gap_ms: float = 0.02) -> bool:
-    """True when host wall time (call + device-wide sync) far exceeds the event time on the current
-    stream: the work ran on another stream, outside the events (a ~250 us kernel timed at ~5 us)."""
-    return wall_ms - event_ms > max(min_gap_ms, event_ms)
+def escaped_stream(event_ms: float, drain_ms: float, min_gap_ms: float = 0.05) -> bool:
+    """True when the device-wide drain after the call returned (see
+    :func:`d2k_profile.timing.probe_stream_escape`) far exceeds the event time on the current
+    stream: the work ran on another stream, outside the events (a ~250 us kernel timed at ~5 us).
+    An honest call drains at most its own event time plus the synchronize's overhead."""
+    return drain_ms - event_ms > max(min_gap_ms, event_ms)

@@ -58,6 +58,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks-root", type=Path, default=None, help="folder of task folders (default: the checkout's tasks/)")
     p.add_argument("--cpu", action="store_true", help="behave as on a machine without a GPU")
     p.add_argument("--no-prebuild", action="store_true", help="compile each submission in its timing worker only")
+    p.add_argument("--no-kernel-trace", action="store_true",
+                   help="skip the CUPTI kernel times (torch.profiler) recorded beside the event times; off by itself under ncu/nsys")
     return p
 
 
@@ -117,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             out=args.out, mode=args.mode, smoke=args.smoke, workloads=args.workloads, resume=args.resume,
             gpus=[g.strip() for g in args.gpus.split(",") if g.strip()], jobs=max(1, args.jobs),
             limits=Limits(build_timeout_s=args.build_timeout, workload_timeout_s=args.timeout),
-            timing={"budget_s": args.budget, "target_rse": args.target_rse}, prebuild=not args.no_prebuild,
+            timing={"budget_s": args.budget, "target_rse": args.target_rse, "kernel_trace": not args.no_kernel_trace}, prebuild=not args.no_prebuild,
         )
         args.out.mkdir(parents=True, exist_ok=True)
         store = ResultStore(args.out / "results.jsonl", resume=args.resume)

@@ -40,6 +40,11 @@ class Timing:
     rse: float  # relative standard error of the mean: std / sqrt(n) / mean
     n: int
     samples_ms: list[float] = field(default_factory=list)
+    # CUPTI kernel times of a few extra timed calls (d2k_profile.kernel_trace); None when not traced
+    kernel_ms: float | None = None  # busy time of the kernels one call launched (median)
+    traced_event_ms: float | None = None  # CUDA-event time of those same calls (median)
+    kernels_per_call: float | None = None
+    kernel_names: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -69,11 +74,14 @@ class Record:
     speedup_vs_reference: float | None = None
     speedup_vs_expert: float | None = None
     speedup_ci95: list[float] | None = None
+    kernel_speedup_vs_reference: float | None = None  # from CUPTI kernel times (no launch latency)
     tflops: float | None = None
     gbps: float | None = None
     roofline_floor_ms: float | None = None
     roofline_fraction: float | None = None
     nvtx_range: str = ""
+    launch_latency_ms: float | None = None  # events minus kernel time of a one-kernel probe call
+    hold_us: float | None = None  # the device-side stream hold before each timed call
     notes: list[str] = field(default_factory=list)
     device: str = ""
     clocks: dict[str, Any] = field(default_factory=dict)

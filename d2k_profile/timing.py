@@ -5,12 +5,15 @@ submission that patches ``torch.cuda.Event.elapsed_time`` or ``time.perf_counter
 here (and :mod:`d2k_profile.anticheat` reports the patch).
 
 Per timed call, outside the event window: fresh inputs are written into the input buffers, then a
-buffer of at least twice the L2 size is written (cold L2), then the stream is held by a short
-device-side sleep (~50 us) so that the GPU is still busy while the host enqueues the start event,
-the call and the end event: microsecond kernels are then not timed as host launch overhead (without
-the hold, a 40 us LayerNorm measured up to 65 % slower by events than by its kernel time on the
-H200). Inside the window: only the call. Reference, expert and submission are
-interleaved round by round (with a rotating order) so clock and thermal drift hit them equally.
+buffer of at least twice the L2 size is written (cold L2), then the stream is held by a
+device-side sleep so that the GPU is still busy while the host enqueues the start event, the call
+and the end event: microsecond kernels are then not timed as host launch overhead (without the
+hold, a 40 us LayerNorm measured up to 65 % slower by events than by its kernel time on the H200).
+The hold is at least ~50 us and three times the host's own enqueue time of the slowest
+implementation (measured in the warmup), so a slow Python launcher or a busy host is covered too;
+timed calls whose enqueue still outlasted the hold are counted (``host_bound``). Inside the
+window: only the call. Reference, expert and submission are interleaved round by round (with a
+rotating order) so clock and thermal drift hit them equally.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import torch
@@ -36,7 +39,9 @@ _CUDAGraph = getattr(torch.cuda, "CUDAGraph", None)
 _graph_ctx = getattr(torch.cuda, "graph", None)
 _sleep = getattr(torch.cuda, "_sleep", None)
 
-HOLD_CYCLES = 100_000  # ~50 us at the H200's 1.98 GHz: longer than the host needs to enqueue a call
+HOLD_CYCLES = 100_000  # ~50 us at the H200's 1.98 GHz: the shortest hold
+MAX_HOLD_US = 5_000.0
+HOLD_PER_HOST = 3.0  # hold = this many times the slowest implementation's median enqueue time
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,7 @@ class TimingConfig:
     target_rse: float = 0.002
     budget_s: float = 1.0
     recheck_prob: float = 0.02  # share of timed calls whose output is re-checked (plus the first and last)
+    kernel_trace: bool = True  # CUPTI kernel times of a few extra calls (d2k_profile.kernel_trace)
 
 
 @dataclass
@@ -69,7 +75,27 @@ class Impl:
 class Measurement:
     samples: dict[str, list[float]]
     rechecked: dict[str, int]
-    notes: list[str] = field(default_factory=list)
+    host_bound: dict[str, int]  # samples whose host enqueue time outlasted the stream hold
+
+
+@dataclass(frozen=True)
+class Hold:
+    """The device-side sleep before each timed call: ``cycles`` of the SM clock, ``us`` long."""
+
+    cycles: int = HOLD_CYCLES
+    cycles_per_us: float = 1980.0
+
+    @property
+    def us(self) -> float:
+        return self.cycles / self.cycles_per_us
+
+
+@dataclass
+class TimedCall:
+    out: object
+    start: object
+    end: object
+    host_ms: float  # host time from recording the start event to recording the end event
 
 
 class RecheckFailed(Exception):
@@ -113,12 +139,15 @@ def nvtx_range(name: str):
         pop()
 
 
-def _timed_call(impl: Impl, inputs: tuple, flusher: Flusher | None) -> tuple[object, object, object]:
+def timed_call(impl: Impl, inputs: tuple, flusher: Flusher | None, hold_cycles: int = HOLD_CYCLES) -> TimedCall:
+    """One call between two CUDA events. With a ``flusher``, the L2 is flushed and the stream held
+    for ``hold_cycles`` first (both outside the event window)."""
     if flusher is not None:
         flusher.flush()
-        _sleep(HOLD_CYCLES)
+        _sleep(hold_cycles)
     stream = _current_stream()
     start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+    t0 = _perf_counter()
     _event_record(start, stream)
     if impl.graph is not None:
         impl.graph.replay()
@@ -126,7 +155,43 @@ def _timed_call(impl: Impl, inputs: tuple, flusher: Flusher | None) -> tuple[obj
     else:
         out = impl.call(inputs)
     _event_record(end, stream)
-    return out, start, end
+    return TimedCall(out, start, end, (_perf_counter() - t0) * 1e3)
+
+
+def calibrate_hold(cycles: int = HOLD_CYCLES, calls: int = 5) -> float:
+    """SM clock cycles per microsecond, from CUDA events around the hold kernel itself (the sleep
+    counts clock cycles, so its length in time follows the clock)."""
+    ms = []
+    for _ in range(calls):
+        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+        _event_record(start, _current_stream())
+        _sleep(cycles)
+        _event_record(end, _current_stream())
+        _event_synchronize(end)
+        ms.append(_event_elapsed(start, end))
+    ms.sort()
+    return cycles / (ms[len(ms) // 2] * 1e3)
+
+
+def hold_for(host_ms: dict[str, float], cycles_per_us: float) -> Hold:
+    """The hold for a workload: :data:`HOLD_PER_HOST` times the slowest implementation's median
+    enqueue time, at least :data:`HOLD_CYCLES`, at most :data:`MAX_HOLD_US`."""
+    want_us = min(MAX_HOLD_US, HOLD_PER_HOST * 1e3 * max(host_ms.values(), default=0.0))
+    return Hold(max(HOLD_CYCLES, int(want_us * cycles_per_us)), cycles_per_us)
+
+
+def hold_stream(cycles: int = HOLD_CYCLES) -> None:
+    """Keep the current stream busy on the device for ``cycles`` clock cycles."""
+    _sleep(cycles)
+
+
+def synchronize() -> None:
+    _synchronize()
+
+
+def elapsed_ms(start, end) -> float:
+    """Milliseconds between two recorded events (the bound, unpatchable method)."""
+    return _event_elapsed(start, end)
 
 
 def capture_graph(impl: Impl, inputs: tuple) -> None:
@@ -143,35 +208,44 @@ def capture_graph(impl: Impl, inputs: tuple) -> None:
     impl.graph, impl.graph_out = graph, out
 
 
-def warmup(impls: list[Impl], next_inputs: Callable[[], tuple], cfg: TimingConfig) -> None:
+def warmup(impls: list[Impl], next_inputs: Callable[[], tuple], cfg: TimingConfig) -> dict[str, float]:
     """Run every implementation until ``warmup_ms`` of its calls and ``min_warmup_calls`` are done
-    (JIT compilation, autotuning, clocks ramping up)."""
+    (JIT compilation, autotuning, clocks ramping up); ``min_warmup_calls`` gives way once the calls
+    have taken ten times ``warmup_ms``: a 2 s call is warm after one (the correctness checks have
+    already run it several times). Returns each implementation's median host enqueue time (ms)."""
+    host: dict[str, float] = {}
     for impl in impls:
-        spent, calls = 0.0, 0
-        while calls < cfg.min_warmup_calls or (spent < cfg.warmup_ms and calls < 200):
-            _, start, end = _timed_call(impl, next_inputs(), None)
-            _event_synchronize(end)
-            spent += _event_elapsed(start, end)
+        spent, calls, enqueue = 0.0, 0, []
+        while calls < 200 and (spent < cfg.warmup_ms or (calls < cfg.min_warmup_calls and spent < 10 * cfg.warmup_ms)):
+            c = timed_call(impl, next_inputs(), None)
+            _event_synchronize(c.end)
+            spent += _event_elapsed(c.start, c.end)
+            enqueue.append(c.host_ms)
             calls += 1
+        enqueue.sort()
+        host[impl.name] = enqueue[len(enqueue) // 2]
+    return host
 
 
-def probe_stream_escape(impl: Impl, next_inputs: Callable[[], tuple], calls: int = 5) -> tuple[float, float]:
-    """Median event time vs median host wall time (call plus device-wide sync) of a few calls.
-
-    Work that a submission puts on its own stream is invisible to events on the current stream but
-    not to a device-wide synchronize."""
-    ev, wall = [], []
-    for _ in range(calls):
+def probe_stream_escape(impl: Impl, next_inputs: Callable[[], tuple], calls: int = 5, budget_s: float = 1.0) -> tuple[float, float]:
+    """Median event time vs median *drain* time of up to ``calls`` calls (fewer once ``budget_s``
+    is spent: a 2 s kernel is probed once). The drain is the host time from the call's return to
+    the end of a device-wide synchronize: work a submission left on its own stream is invisible to
+    events on the current stream but not to the drain. Measuring from the return, not from the
+    start of the call, keeps a slow launcher or a busy host out of the comparison."""
+    ev, drain = [], []
+    deadline = _perf_counter() + budget_s
+    while len(ev) < calls and (not ev or _perf_counter() < deadline):
         inputs = next_inputs()
         _synchronize()
-        t0 = _perf_counter()
-        _, start, end = _timed_call(impl, inputs, None)
+        c = timed_call(impl, inputs, None)
+        t_return = _perf_counter()
         _synchronize()
-        wall.append((_perf_counter() - t0) * 1e3)
-        ev.append(_event_elapsed(start, end))
+        drain.append((_perf_counter() - t_return) * 1e3)
+        ev.append(_event_elapsed(c.start, c.end))
     ev.sort()
-    wall.sort()
-    return ev[len(ev) // 2], wall[len(wall) // 2]
+    drain.sort()
+    return ev[len(ev) // 2], drain[len(drain) // 2]
 
 
 def _rse(xs: list[float]) -> float:
@@ -190,6 +264,7 @@ def measure(
     cfg: TimingConfig,
     flusher: Flusher,
     rng: random.Random,
+    hold: Hold = Hold(),
 ) -> Measurement:
     """Interleaved, adaptive timing of ``impls`` (one sample per implementation per round).
 
@@ -198,6 +273,8 @@ def measure(
     finish (before the next call overwrites the inputs); the first and last rounds always are."""
     samples: dict[str, list[float]] = {i.name: [] for i in impls}
     rechecked = {i.name: 0 for i in impls}
+    host_bound = {i.name: 0 for i in impls}
+    hold_ms = hold.us / 1e3
     deadline = _perf_counter() + cfg.budget_s
     rnd = 0
     while True:
@@ -208,19 +285,20 @@ def measure(
         pending = []
         for impl in order:
             inputs = next_inputs()
-            out, start, end = _timed_call(impl, inputs, flusher)
+            c = timed_call(impl, inputs, flusher, hold.cycles)
+            host_bound[impl.name] += c.host_ms > hold_ms
             if rnd == 0 or last or rng.random() < cfg.recheck_prob:
-                _event_synchronize(end)
-                recheck(impl, inputs, out)
+                _event_synchronize(c.end)
+                recheck(impl, inputs, c.out)
                 rechecked[impl.name] += 1
-            pending.append((impl, start, end))
-            del out
+            pending.append((impl, c.start, c.end))
+            del c
         _event_synchronize(pending[-1][2])
         for impl, start, end in pending:
             samples[impl.name].append(_event_elapsed(start, end))
         rnd += 1
         if last:
-            return Measurement(samples, rechecked)
+            return Measurement(samples, rechecked, host_bound)
 
 
 def mark_nvtx(impls: list[Impl], next_inputs: Callable[[], tuple], prefix: str, name_of: Callable[[Impl], str]) -> dict[str, str]:

@@ -19,6 +19,7 @@ import json
 import os
 import random
 import secrets
+import statistics
 import sys
 import traceback
 from pathlib import Path
@@ -27,7 +28,7 @@ import torch
 
 from d2k_spec.task import Task, Tolerance, Workload, load_task
 
-from . import anticheat, environment, metrics
+from . import anticheat, environment, kernel_trace, metrics
 from .correctness import as_outputs, compare_all
 from .loader import entry_point, load_module, reference_entry
 from .nulls import passing_nulls
@@ -142,6 +143,7 @@ class Worker:
         self.cfg = timing.TimingConfig(**job.get("timing", {}))
         self.role = job["role"]
         self.flusher = None
+        self.cycles_per_us: float | None = None  # SM clock, for the stream hold (timing.calibrate_hold)
 
     # Loading ---------------------------------------------------------------------------------
     def load_trusted(self) -> None:
@@ -172,6 +174,13 @@ class Worker:
             self.sub = reference_entry(load_module(path, "d2k_reference_self"))
         else:
             self.sub = entry_point(load_module(path, "d2k_submission"), self._init_inputs(), self.device)
+
+    def warm_call(self) -> None:
+        """Call the submission once on the smoke workload (fills the build caches)."""
+        inputs = tuple(self.ref_mod.make_inputs(self.task.smoke, self.task.smoke.seeds[0], self.device))
+        with torch.no_grad():
+            self.sub(inputs)
+        sync(self.device)
 
     def patched_now(self) -> list[str]:
         return anticheat.patched(self.snapshot, self.watch_extra)
@@ -239,9 +248,9 @@ class Worker:
         if self.mode == "eager" or not source.refill_in_place:
             if self.mode == "graph":
                 res["notes"].append("graph mode needs fixed input shapes: timed eagerly")
-            ev, wall = timing.probe_stream_escape(sub, source.next)
-            if anticheat.escaped_stream(ev, wall):
-                raise Verdict("cheat_suspected", f"work escaped the timed stream: events {ev:.4f} ms vs wall {wall:.4f} ms with a device-wide sync")
+            ev, drain = timing.probe_stream_escape(sub, source.next, budget_s=self.cfg.budget_s)
+            if anticheat.escaped_stream(ev, drain):
+                raise Verdict("cheat_suspected", f"work escaped the timed stream: events {ev:.4f} ms, but a device-wide sync after the call returned took {drain:.4f} ms")
         else:
             try:
                 for impl in impls:
@@ -251,21 +260,53 @@ class Worker:
                 for impl in impls:
                     impl.graph = impl.graph_out = None
                 res["notes"].append(f"graph capture failed ({type(exc).__name__}: {str(exc)[:200]}): timed eagerly")
-        timing.warmup(impls, source.next, self.cfg)
+        host_ms = timing.warmup(impls, source.next, self.cfg)
+        if self.cycles_per_us is None:  # after a warmup: the clock has ramped up
+            self.cycles_per_us = timing.calibrate_hold()
+        hold = timing.hold_for(host_ms, self.cycles_per_us)
+        res["hold_us"] = hold.us
         try:
-            m = timing.measure(impls, source.next, self.recheck_fn(tol, source), self.cfg, self.flusher, self.rng)
+            m = timing.measure(impls, source.next, self.recheck_fn(tol, source), self.cfg, self.flusher, self.rng, hold)
         except timing.RecheckFailed as exc:
             raise Verdict("cheat_suspected", f"{exc} (correct when checked, wrong when timed: caching or less work)") from None
+        for name, n in m.host_bound.items():
+            if n > 0.05 * len(m.samples[name]):
+                res["notes"].append(f"{name}: on {n} of {len(m.samples[name])} timed calls the host took longer to enqueue the call "
+                                    f"than the {hold.us:.0f} us stream hold: those event times include host time")
+        traced = self.trace_kernels(impls, source, m, hold, res)
         prefix = f"d2k/{self.task.id}/{wl.name}"
         ranges = timing.mark_nvtx(impls, source.next, prefix, lambda i: i.name)
         res["nvtx_range"] = ranges[sub.name]
         res["rechecked_calls"] = m.rechecked[sub.name]
-        self.fill_metrics(wl, m, impls, res)
+        self.fill_metrics(wl, m, impls, traced, res)
 
-    def fill_metrics(self, wl: Workload, m: timing.Measurement, impls: list[timing.Impl], res: dict) -> None:
+    def trace_kernels(self, impls: list[timing.Impl], source: InputSource, m: timing.Measurement, hold: timing.Hold, res: dict) -> dict:
+        """CUPTI kernel times of a few more timed calls (diagnostic: see :mod:`.kernel_trace`)."""
+        why = "turned off (--no-kernel-trace)" if not self.cfg.kernel_trace else kernel_trace.unavailable_reason()
+        if why:
+            res["notes"].append(f"no kernel times: {why}")
+            return {}
+        n_calls = {i.name: kernel_trace.calls_for(statistics.median(m.samples[i.name])) for i in impls}
+        try:
+            traced = kernel_trace.trace(impls, source.next(), n_calls, self.flusher, hold.cycles)
+        except Exception as exc:  # noqa: BLE001  (a diagnostic: the timed results stand without it)
+            res["notes"].append(f"no kernel times: trace failed: {type(exc).__name__}: {str(exc)[:200]}")
+            return {}
+        if probe := traced.get(kernel_trace.PROBE):
+            res["launch_latency_ms"] = probe.event_ms - probe.kernel_ms
+        return traced
+
+    def fill_metrics(self, wl: Workload, m: timing.Measurement, impls: list[timing.Impl], traced: dict, res: dict) -> None:
         def summary(name: str) -> dict | None:
             xs = m.samples.get(name)
-            return {**metrics.summarize_samples(xs), "samples_ms": [round(x, 6) for x in xs]} if xs else None
+            if not xs:
+                return None
+            kt = traced.get(name)
+            if kt and statistics.median(xs) > 1.2 * kt.event_ms + 0.005:
+                res["notes"].append(f"{name}: timed median {statistics.median(xs):.4f} ms but {kt.event_ms:.4f} ms for the same calls "
+                                    "made again under the kernel trace: the timed loop was disturbed")
+            kernel_fields = {"kernel_ms": kt.kernel_ms, "traced_event_ms": kt.event_ms, "kernels_per_call": kt.kernels_per_call, "kernel_names": kt.kernel_names} if kt else {}
+            return {**metrics.summarize_samples(xs), "samples_ms": [round(x, 6) for x in xs], **kernel_fields}
 
         sub = impls[-1].name
         res["timing"], res["reference_timing"] = summary(sub), summary("reference")
@@ -273,6 +314,8 @@ class Worker:
         t = res["timing"]["median_ms"]
         ref_t = res["reference_timing"]["median_ms"]
         res["speedup_vs_reference"] = metrics.speedup(ref_t, t)
+        if res["timing"].get("kernel_ms") and res["reference_timing"].get("kernel_ms"):  # the device-time regime
+            res["kernel_speedup_vs_reference"] = metrics.speedup(res["reference_timing"]["kernel_ms"], res["timing"]["kernel_ms"])
         if res["expert_timing"]:
             res["speedup_vs_expert"] = metrics.speedup(res["expert_timing"]["median_ms"], t)
         ci = metrics.bootstrap_speedup_ci(m.samples["reference"], m.samples[sub])
@@ -331,8 +374,20 @@ class Worker:
         return res
 
 
-def _error_status(exc: BaseException) -> str:
-    return "compile_error" if "CompilationError" in type(exc).__name__ else "runtime_error"
+def is_build_failure(exc: BaseException) -> bool:
+    """A compiler failure, also when it surfaces at the first call: Triton compiles on first
+    launch and submissions often call ``load_inline`` lazily, so "import worked" is not "built"."""
+    import subprocess
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if "CompilationError" in type(exc).__name__ or isinstance(exc, subprocess.CalledProcessError):
+            return True
+        if isinstance(exc, RuntimeError) and str(exc).startswith("Error building extension"):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _tail(text: str, n: int = 4000) -> str:
@@ -373,10 +428,21 @@ def main() -> int:
     except BaseException as exc:  # noqa: BLE001  (anything at import time is a build failure)
         chan.send("compile_error", reason=_tail(traceback.format_exc()), exc_type=type(exc).__name__)
         return 0
-    chan.send("built", build_s=timing.wall_clock() - t0)
     if job.get("build_only"):
+        # One call on the smoke workload compiles what is compiled lazily. Only a compiler failure
+        # counts here: any other failure is the timing worker's to record, workload by workload.
+        chan.send("imported")
+        try:
+            w.warm_call()
+        except Exception as exc:  # noqa: BLE001
+            if is_build_failure(exc):
+                chan.send("compile_error", reason=_tail(traceback.format_exc()), exc_type=type(exc).__name__)
+                return 0
+            print(f"build warm-up call failed (left to the timing worker): {type(exc).__name__}: {exc}", flush=True)
+        chan.send("built", build_s=timing.wall_clock() - t0)
         chan.send("done")
         return 0
+    chan.send("built", build_s=timing.wall_clock() - t0)
     for name in job["workloads"]:
         wl = w.task.workload_named(name)
         chan.send("started", workload=name)
@@ -388,7 +454,10 @@ def main() -> int:
         except Verdict as v:
             fields = {**w.partial, "status": v.status, "reason": v.reason}
         except Exception as exc:  # noqa: BLE001
-            fields = {**w.partial, "status": _error_status(exc), "reason": _tail(traceback.format_exc())}
+            if is_build_failure(exc):  # compiled at the first call: every workload would fail alike
+                chan.send("compile_error", reason=_tail(traceback.format_exc()), exc_type=type(exc).__name__)
+                return 0
+            fields = {**w.partial, "status": "runtime_error", "reason": _tail(traceback.format_exc())}
             fields["wall_s"] = timing.wall_clock() - t1
             chan.send("result", workload=name, fields=fields)
             if w.device == "cuda":  # the CUDA context may be poisoned: a fresh worker continues

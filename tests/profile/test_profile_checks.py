@@ -2,6 +2,7 @@
 
 import time
 
+import pytest
 import torch
 
 from d2k_profile import anticheat
@@ -57,8 +58,21 @@ def test_patch_detection(monkeypatch):
 
 def test_escaped_stream():
     assert anticheat.escaped_stream(0.005, 0.26)  # ~250 us of work timed at 5 us
+    assert anticheat.escaped_stream(0.003, 2.2)  # the adversarial side-stream case
     assert not anticheat.escaped_stream(0.2, 0.215)  # sync overhead only
     assert not anticheat.escaped_stream(0.004, 0.018)  # tiny kernel: host latency below the gap floor
+    assert not anticheat.escaped_stream(0.038, 0.080)  # busy host: a slow synchronize is not a cheat
+
+
+def test_stream_hold_covers_the_slowest_enqueue():
+    from d2k_profile import timing
+
+    fast = timing.hold_for({"reference": 0.006, "expert": 0.010}, cycles_per_us=1980.0)
+    assert fast.cycles == timing.HOLD_CYCLES and round(fast.us) == 51  # the floor
+    slow = timing.hold_for({"reference": 0.006, "expert": 0.040}, cycles_per_us=1980.0)
+    assert slow.us == pytest.approx(120.0, rel=1e-3)  # 3 x the 40 us Python launcher
+    assert timing.hold_for({"x": 10.0}, cycles_per_us=1000.0).us == timing.MAX_HOLD_US
+    assert timing.hold_for({}, cycles_per_us=1980.0).cycles == timing.HOLD_CYCLES
 
 
 def test_nulls_catch_weak_and_pass_strong_workloads():

@@ -40,7 +40,7 @@ def test_per_task_speedups_come_from_the_pilot(report):
     rows = {(r["task"], r["run"]): r for r in report.table("per_task").rows}
     layernorm = rows[("layernorm", "demo_optimized")]
     assert layernorm["speedup"] == pytest.approx(1.17, abs=0.01) and layernorm["performance_score"] == 2
-    assert layernorm["expert_speedup"] == pytest.approx(1.59, abs=0.01)
+    assert layernorm["expert_speedup"] == pytest.approx(1.61, abs=0.01)  # geomean of the expert records
     assert rows[("gemm_bf16", "demo_naive")]["speedup"] < 0.01
 
 
