@@ -69,6 +69,14 @@ def noise(results: str) -> int:
     return 0
 
 
+def timed(record: dict) -> list[tuple[str, dict]]:
+    """(implementation, timing) for each implementation timed in an ok record."""
+    if record["status"] != "ok":
+        return []
+    fields = (("timing", record["submission"]), ("reference_timing", "reference"), ("expert_timing", "expert"))
+    return [(who, record[f]) for f, who in fields if record.get(f)]
+
+
 def kernels(results: str, target: float = 0.03) -> int:
     """Three comparisons per timed implementation, by kernel duration: the timed-loop event median
     against the CUPTI kernel time (raw), the same after subtracting the launch latency, and, for
@@ -77,11 +85,10 @@ def kernels(results: str, target: float = 0.03) -> int:
     rows = []
     for line in lines(results):
         d = json.loads(line)
-        if d["status"] != "ok" or d.get("launch_latency_ms") is None:
+        if d.get("launch_latency_ms") is None:
             continue
-        for field, who in (("timing", d["submission"]), ("reference_timing", "reference"), ("expert_timing", "expert")):
-            t = d.get(field)
-            if t and t.get("kernel_ms"):
+        for who, t in timed(d):
+            if t.get("kernel_ms"):
                 rows.append((f"{d['task']}/{d['workload']}", who, t["median_ms"], t["kernel_ms"], t["traced_event_ms"], d["launch_latency_ms"]))
     if not rows:
         print("no record has kernel times")
@@ -112,9 +119,8 @@ def _medians(path: str) -> dict[tuple[str, str, str], float]:
     out = {}
     for line in lines(path):
         d = json.loads(line)
-        for field, who in (("timing", d["submission"]), ("reference_timing", "reference"), ("expert_timing", "expert")):
-            if d["status"] == "ok" and d.get(field):
-                out[(d["task"], d["workload"], f"{d['submission']}:{who}")] = d[field]["median_ms"]
+        for who, t in timed(d):
+            out[(d["task"], d["workload"], f"{d['submission']}:{who}")] = t["median_ms"]
     return out
 
 
