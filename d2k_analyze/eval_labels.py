@@ -139,7 +139,7 @@ def evaluate(analyses: list[SubmissionAnalysis], roots: list[Path], catalogue: C
                     f"{folder / kl.file}: kernel '{kl.name}' labelled launched={kl.launched}, analyzer says {ua.unit.launched}"
                 )
             for prop in catalogue.ids:
-                label = kl.verdict(prop, catalogue)
+                label = labels.verdict(kl, prop, catalogue)
                 finding = ua.findings.get(prop) if ua else None
                 predicted = _prediction(finding) if ua else 0
                 if label is None or predicted is None:
@@ -229,7 +229,7 @@ def item_labels(labels, task, catalogue: Catalogue) -> dict[str, int]:
         if prop not in catalogue:
             states[prop] = PropertyState(prop, "undecided")
             continue
-        votes = [k.verdict(prop, catalogue) for k in launched]
+        votes = [labels.verdict(k, prop, catalogue) for k in launched]
         if not launched:
             state = "absent"
         elif 1 in votes:

@@ -14,6 +14,7 @@ from pathlib import Path
 from .sources import SKIP_DIRS, SOURCE_SUFFIXES
 
 SUBMISSION_SUFFIXES = {".py", ".cu", ".cuh"}
+WILD = "wild"  # corpus/wild/: real public kernels, labelled by property only (no task)
 
 
 def infer_task(path: Path) -> str | None:
@@ -25,7 +26,7 @@ def infer_task(path: Path) -> str | None:
     for i in range(len(parts) - 1, -1, -1):
         part = parts[i]
         if part == "corpus" and i + 1 < len(parts) and (i + 2 < len(parts) or Path(path).is_dir()):
-            return parts[i + 1]
+            return None if parts[i + 1] == WILD else parts[i + 1]
         if part == "runs" and i + 2 < len(parts):
             return parts[i + 2]
         if part == "tasks" and i + 2 < len(parts):

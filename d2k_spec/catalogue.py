@@ -37,6 +37,9 @@ class Property:
     false_positives: list[str]
     judge_hint: str
     triton_convention: str = ""
+    # One of the fixed-meaning properties every label set scores (the 21 ids of docs/properties.md);
+    # the others are the catalogue's own extensions.
+    core: bool = False
     signatures: dict[str, list[str]] = field(default_factory=dict)
 
     @property
@@ -70,6 +73,10 @@ class Catalogue:
     @property
     def ids(self) -> list[str]:
         return [p.id for p in self.properties]
+
+    @property
+    def core_ids(self) -> list[str]:
+        return [p.id for p in self.properties if p.core]
 
 
 def default_catalogue_path() -> Path:

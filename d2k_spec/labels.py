@@ -32,19 +32,32 @@ class KernelLabels:
     launched: bool = True
     note: str = ""
 
-    def verdict(self, prop_id: str, catalogue: Catalogue) -> int | None:
-        """1 / 0 for a labelled property, None where undecided or not applicable to the language."""
-        if prop_id in self.undecided or not catalogue[prop_id].applies_to(self.language):
+    def verdict(self, prop_id: str, catalogue: Catalogue, scope: str = "all") -> int | None:
+        """1 / 0 for a labelled property, None where undecided, not applicable to the language, or
+        outside the label set's ``scope``."""
+        prop = catalogue[prop_id]
+        if prop_id in self.undecided or not prop.applies_to(self.language):
+            return None
+        if scope == "core" and not prop.core:
             return None
         return int(prop_id in self.implemented)
 
 
 @dataclass(frozen=True)
 class SubmissionLabels:
+    """``scope``: which properties the labels speak for. ``all`` (the hand-written corpus): every
+    catalogue property of the kernel's language. ``core``: only the 21 fixed-meaning properties
+    (``core = true`` in the catalogue), as for real public kernels labelled by hand
+    (``corpus/wild/``); the catalogue's extensions then carry no verdict."""
+
     description: str
-    design_level: Literal["naive", "optimized", "expert"]
+    design_level: Literal["naive", "optimized", "expert", "wild"]
     kernel: list[KernelLabels]
+    scope: Literal["all", "core"] = "all"
     folder: Path = derived()
+
+    def verdict(self, kernel: KernelLabels, prop_id: str, catalogue: Catalogue) -> int | None:
+        return kernel.verdict(prop_id, catalogue, self.scope)
 
 
 def check_labels(folder: Path, catalogue: Catalogue) -> tuple[SubmissionLabels | None, list[Problem]]:
@@ -69,6 +82,8 @@ def check_labels(folder: Path, catalogue: Catalogue) -> tuple[SubmissionLabels |
             for p in getattr(k, field_name):
                 if p not in catalogue:
                     problems.append(Problem(str(file), f"{key}.{field_name}", f"unknown property '{p}'"))
+                elif labels.scope == "core" and not catalogue[p].core:
+                    problems.append(Problem(str(file), f"{key}.{field_name}", f"property '{p}' is outside scope 'core'"))
                 elif not catalogue[p].applies_to(k.language):
                     problems.append(
                         Problem(str(file), f"{key}.{field_name}", f"property '{p}' does not apply to {k.language}")
