@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from d2k_analyze.cli import Job, analyze_all  # noqa: E402
+from d2k_analyze.pipeline import Job, analyze_all  # noqa: E402
 from d2k_analyze.sources import SOURCE_SUFFIXES  # noqa: E402
 from d2k_analyze.submissions import find_submissions  # noqa: E402
 from d2k_spec.catalogue import load_catalogue  # noqa: E402

@@ -1,9 +1,8 @@
-"""``d2k-analyze``: static design analysis of CUDA and Triton kernels, from the command line.
+"""``d2k-analyze``: the command-line shell over :mod:`d2k_analyze.pipeline`.
 
-The pipeline is: find submissions -> analyse them (static layers, in parallel processes) ->
-compiled layer (nvcc, in parallel threads, cached) -> score against the task's design items ->
-optionally evaluate against corpus labels -> render one report format. User mistakes (missing
-path, unknown task, bad option) print one clear line and exit 2, never a traceback.
+Arguments in, one report format out (plus the label evaluation with ``--eval-labels``). The work
+itself (static layers, compiled layer, scoring, judge pass) is the pipeline's. User mistakes
+(missing path, unknown task, bad option) print one clear line and exit 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -11,16 +10,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 from d2k_spec.catalogue import Catalogue, default_catalogue_path, load_catalogue
 from d2k_spec.schema import SpecError
-from d2k_spec.task import Task, check_task, default_tasks_root, task_folders
-
-from .model import SubmissionAnalysis
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
 PROGRESS_MIN = 20  # show a progress bar from this many submissions on
@@ -111,112 +105,6 @@ def load_catalogue_or_fail(path: str | None) -> Catalogue:
         raise UsageError(f"cannot load the property catalogue {file}:\n{exc}") from None
 
 
-def load_task_index(root: Path | None, catalogue: Catalogue, warn: Callable[[str], None]) -> dict[str, Task]:
-    """Every valid task; a broken task is a warning (the other tasks still score)."""
-    root = root or default_tasks_root()
-    if not root.is_dir():
-        return {}
-    tasks = {}
-    for folder in task_folders(root):
-        task, problems = check_task(folder, catalogue)
-        if task is None or problems:
-            warn(f"task {folder.name} not usable for scoring: {problems[0] if problems else 'invalid'}")
-            continue
-        tasks[task.id] = task
-    return tasks
-
-
-# --- analysis, in parallel processes ----------------------------------------------------------
-
-_WORKER_CATALOGUE: Catalogue | None = None
-
-
-def _init_worker(catalogue: Catalogue) -> None:
-    global _WORKER_CATALOGUE
-    _WORKER_CATALOGUE = catalogue
-
-
-def _analyze_one(name: str, path: Path, task: str | None, catalogue: Catalogue | None = None) -> SubmissionAnalysis:
-    """Analyse one submission; an unexpected failure becomes an error record, never an exception.
-    Parser handles (tree-sitter nodes) are dropped: they cannot cross process boundaries."""
-    from .analysis import analyze_submission
-
-    try:
-        analysis = analyze_submission(name, path, task, catalogue or _WORKER_CATALOGUE)
-    except Exception as exc:  # noqa: BLE001 - one bad submission must not end the run
-        return SubmissionAnalysis(name, Path(path), task, [], [], [f"{path}: analysis failed ({type(exc).__name__}: {exc})"])
-    for ua in analysis.units:
-        ua.unit.ast = None
-    return analysis
-
-
-@dataclass(frozen=True)
-class Job:
-    name: str
-    path: Path
-    task: str | None
-
-
-def analyze_all(jobs: list[Job], catalogue: Catalogue, n_jobs: int, on_done: Callable[[], None] = lambda: None) -> list[SubmissionAnalysis]:
-    """Analyse submissions with ``n_jobs`` processes (in-process for 1); results in input order."""
-    if n_jobs <= 1 or len(jobs) <= 1:
-        out = []
-        for j in jobs:
-            out.append(_analyze_one(j.name, j.path, j.task, catalogue))
-            on_done()
-        return out
-    results: dict[int, SubmissionAnalysis] = {}
-    with ProcessPoolExecutor(max_workers=min(n_jobs, len(jobs)), initializer=_init_worker, initargs=(catalogue,)) as pool:
-        futures = {pool.submit(_analyze_one, j.name, j.path, j.task): i for i, j in enumerate(jobs)}
-        for fut in as_completed(futures):
-            i = futures[fut]
-            try:
-                results[i] = fut.result()
-            except Exception as exc:  # noqa: BLE001 - e.g. a worker killed by the OS
-                j = jobs[i]
-                results[i] = SubmissionAnalysis(j.name, j.path, j.task, [], [], [f"{j.path}: analysis failed ({exc})"])
-            on_done()
-    return [results[i] for i in range(len(jobs))]
-
-
-# --- the compiled layer and scoring -----------------------------------------------------------
-
-
-def run_compiled(analyses: list[SubmissionAnalysis], catalogue: Catalogue, n_jobs: int, enabled: bool):
-    """Compile every submission's CUDA translation units once (in parallel) and fold the evidence
-    into the findings. Returns (analyses, status line per submission, compiled kernels per submission)."""
-    from .compiled import apply_compiled, compile_all, compiled_status, find_toolchain, translation_units
-    from .compiled.combine import kernels_for
-
-    if not enabled:
-        status = compiled_status([], enabled=False)
-        return analyses, [status] * len(analyses), [{} for _ in analyses]
-    toolchain = find_toolchain()
-    per_sub = []
-    for a in analyses:
-        files = sorted({Path(ua.unit.file) for ua in a.units if ua.unit.language == "cuda"})
-        units, notes = translation_units(files)
-        per_sub.append((units, notes))
-    flat = [tu for units, _ in per_sub for tu in units]
-    compiled = iter(compile_all(flat, toolchain, n_jobs))
-    out, statuses, kernels = [], [], []
-    for a, (units, notes) in zip(analyses, per_sub):
-        results = [next(compiled) for _ in units]
-        out.append(apply_compiled(a, results, catalogue))
-        statuses.append(compiled_status(results, notes))
-        kernels.append({ua.unit.name: kernels_for(ua.unit.name, results) for ua in a.units if ua.unit.language == "cuda"})
-    return out, statuses, kernels
-
-
-def resolve_task(name: str, tasks: dict[str, Task], warned: set[str], warn: Callable[[str], None]) -> Task | None:
-    if name in tasks:
-        return tasks[name]
-    if name not in warned:
-        warned.add(name)
-        warn(f"task '{name}' (from the folder layout) is not a known task: reporting properties only")
-    return None
-
-
 # --- main -------------------------------------------------------------------------------------
 
 
@@ -280,37 +168,36 @@ def main(argv: Iterable[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, stderr, warn) -> int:
+    from . import pipeline
+    from .judge import JudgeUnavailable
     from .eval_labels import evaluate, evaluate_layers
-    from .reports import Report, SubmissionResult
-    from .scoring import score_submission
-    from .submissions import find_submissions
+    from .reports import Report
 
     paths = check_inputs(args)
     catalogue = load_catalogue_or_fail(args.catalogue)
-    tasks = load_task_index(Path(args.tasks_dir) if args.tasks_dir else None, catalogue, warn)
+    tasks = pipeline.load_task_index(Path(args.tasks_dir) if args.tasks_dir else None, catalogue, warn)
     if args.task and args.task not in tasks:
         known = ", ".join(sorted(tasks)) or "none found"
         raise UsageError(f"unknown task '{args.task}' (known tasks: {known})")
 
-    found = find_submissions(paths, args.task)
-    if not found:
+    jobs = pipeline.jobs_for(paths, args.task)
+    if not jobs:
         raise UsageError(f"no submissions (.py/.cu/.cuh sources) found under {', '.join(map(str, paths))}")
-    jobs = [Job(name, path, task) for name, path, task in found]
-    with _progress(len(jobs), stderr) as tick:
-        analyses = analyze_all(jobs, catalogue, args.jobs, tick)
-    analyses, statuses, kernels = run_compiled(analyses, catalogue, args.jobs, not args.no_compiled)
-
-    warned: set[str] = set()
-    results = []
-    for a, status, ks in zip(analyses, statuses, kernels):
-        task = resolve_task(a.task, tasks, warned, warn) if a.task else None
-        score = score_submission(a, task, catalogue) if task is not None else None
-        results.append(SubmissionResult(a, score, status, ks))
-
-    judge_totals = None
     mode = judge_mode(args)
-    if mode != "none":
-        judge_totals = run_judge(results, tasks, catalogue, args, mode, stderr)
+    options = pipeline.Options(args.task, args.jobs, not args.no_compiled, judge_settings(args, mode) if mode != "none" else None)
+    with _progress(len(jobs), stderr) as tick:
+        update, stop = _judge_progress(stderr, "judging (batch)" if options.judge is not None and options.judge.batch else "judging")
+        try:
+            outcome = pipeline.run(jobs, catalogue, tasks, options, warn, tick, update)
+        except JudgeUnavailable as exc:
+            raise UsageError(str(exc)) from None
+        finally:
+            stop()
+    results = outcome.results
+    for line in outcome.judge_errors:
+        stderr.print(f"d2k-analyze: {line}", markup=False)
+    if outcome.judge_totals is not None:
+        stderr.print(f"d2k-analyze: {outcome.judge_totals.line()} ({options.judge.client.model})", markup=False)
 
     evaluation = None
     if args.eval_labels:
@@ -318,10 +205,10 @@ def run(args: argparse.Namespace, stderr, warn) -> int:
 
         if not labelled_folders(*paths):
             raise UsageError("--eval-labels: no labels.toml under the given paths")
-        evaluation = evaluate(analyses, paths, catalogue)
+        evaluation = evaluate([r.analysis for r in results], paths, catalogue)
         if mode != "none":  # static-only runs keep their report as it was
             evaluation.layers = evaluate_layers(results, paths, catalogue, tasks, judged=True)
-    report = Report(results, catalogue, tasks, evaluation, judge_totals)
+    report = Report(results, catalogue, tasks, evaluation, outcome.judge_totals)
     write_report(report, args, stderr)
     failed = [r for r in results if r.failed]
     if failed:
@@ -372,34 +259,6 @@ def _judge_progress(stderr_console, label: str):
         progress.update(state["task"], completed=done, total=total)
 
     return update, progress.stop
-
-
-def run_judge(results, tasks, catalogue: Catalogue, args: argparse.Namespace, mode: str, stderr):
-    """Judge every scored submission, then re-score it with the judge's verdicts (one scoring path:
-    :func:`scoring.score_submission` with ``judge=``). Prints the run's total tokens and cost."""
-    from .judge import JudgeUnavailable, judge_results, judge_verdicts
-    from .judge.runner import display_names
-    from .scoring import score_submission
-
-    settings = judge_settings(args, mode)
-    update, stop = _judge_progress(stderr, "judging (batch)" if settings.batch else "judging")
-    try:
-        judgements, totals = judge_results(results, tasks, catalogue, settings, update)
-    except JudgeUnavailable as exc:
-        raise UsageError(str(exc)) from None
-    finally:
-        stop()
-    for i, judgement in judgements.items():
-        r = results[i]
-        r.judge = judgement
-        r.static_score = r.score
-        task = tasks[r.analysis.task]
-        verdicts = judge_verdicts(judgement, display_names(r.analysis))
-        r.score = score_submission(r.analysis, task, catalogue, judge=verdicts)
-        if judgement.grade.error:
-            stderr.print(f"d2k-analyze: judge error for {r.analysis.name}: {judgement.grade.error}", markup=False)
-    stderr.print(f"d2k-analyze: {totals.line()} ({settings.client.model})", markup=False)
-    return totals
 
 
 def write_report(report, args: argparse.Namespace, stderr) -> None:

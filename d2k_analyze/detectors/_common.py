@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..liveness import UNKNOWN, literal_value
+from ..parsing.liveness import UNKNOWN, literal_value
 from ..parsing import rx
 from ..parsing.facts import Call, Decl, Line, Loop, UnitFacts
 

@@ -48,7 +48,7 @@ def _used_pad_constants(facts) -> list:
     hits = []
     for n in sorted(reach):
         if PAD_NAME.match(n) and facts.constant_expr(n):
-            from ..liveness import literal_value
+            from ..parsing.liveness import literal_value
 
             v = literal_value(_resolve(facts, facts.constant_expr(n)), None, "cuda")
             if isinstance(v, int) and v > 0:

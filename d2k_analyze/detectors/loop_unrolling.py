@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..parsing import rx
 from ._base import absent, present
-from ..liveness import literal_value
+from ..parsing.liveness import literal_value
 
 RUNTIME = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 

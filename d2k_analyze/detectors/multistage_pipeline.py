@@ -9,7 +9,7 @@ import re
 from ..parsing import rx
 from ._base import absent, present
 from ._common import STAGE_NAME, shared_decls, stages_decision
-from ..liveness import literal_value
+from ..parsing.liveness import literal_value
 
 
 def _stage_count(facts, dim: str) -> int | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..parsing import rx
 from ._base import absent, first, present
-from ..liveness import literal_value
+from ..parsing.liveness import literal_value
 
 
 def _dims_product(attr: str) -> int | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .. import liveness
+from . import liveness
 from ..model import SourceFile
 from .cuda import CudaSource, parse_cuda
 from .facts import Call, HostContext, Line, py_args, py_name

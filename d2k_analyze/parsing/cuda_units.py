@@ -7,8 +7,8 @@ site plus the file constants; they decide which ``if constexpr`` branches are de
 
 from __future__ import annotations
 
-from .. import liveness
-from ..liveness import UNKNOWN
+from . import liveness
+from .liveness import UNKNOWN
 from ..model import KernelUnit, Span
 from .common import MAX_ENVS, ParsedSubmission, add_host_lines, in_span, summarise
 from .cuda import CudaFunction, CudaSource

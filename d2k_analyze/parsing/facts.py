@@ -197,7 +197,7 @@ class UnitFacts:
 
     def constexpr_values(self, name: str) -> set[object]:
         """Values ``name`` takes across launch envs (empty set: unknown or never set)."""
-        from ..liveness import UNKNOWN
+        from .liveness import UNKNOWN
 
         out: set[object] = set()
         for env in self.envs:

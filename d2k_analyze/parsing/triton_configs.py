@@ -7,8 +7,8 @@ so that num_stages / num_ctas / BLOCK constants can be folded like launch-site c
 
 from __future__ import annotations
 
-from .. import liveness
-from ..liveness import UNKNOWN
+from . import liveness
+from .liveness import UNKNOWN
 from .facts import Call, py_args, py_name
 from .python import PyFunction, PySource
 from .treesitter import Node, text, walk

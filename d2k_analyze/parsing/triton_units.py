@@ -11,8 +11,8 @@ from __future__ import annotations
 import itertools
 import re
 
-from .. import liveness
-from ..liveness import UNKNOWN
+from . import liveness
+from .liveness import UNKNOWN
 from ..model import KernelUnit, Span
 from .common import MAX_ENVS, ParsedSubmission, add_host_lines, in_span, summarise
 from .facts import HostContext, LaunchInfo, Piece, UnitFacts, extract_python, py_args, py_name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from d2k_analyze.detectors import detect
-from d2k_analyze.liveness import UNKNOWN, Unknown, branch_truth, evaluate, literal_value, reachable
+from d2k_analyze.parsing.liveness import UNKNOWN, Unknown, branch_truth, evaluate, literal_value, reachable
 from d2k_analyze.model import Status
 
 

@@ -19,7 +19,7 @@ import re
 from functools import lru_cache
 from typing import Iterable, Mapping
 
-from .parsing.treesitter import Node, text, walk
+from .treesitter import Node, text, walk
 
 Env = Mapping[str, object]
 
