@@ -66,6 +66,7 @@ class Workspace:
 
 
 TRUSTED_FILES = ["task.toml", "reference.py"]
+HARNESS_NAMES = ("TASK.md", "reference.py", "AGENTS.md")  # every file seed() may place besides the skeleton
 
 
 def seed(task: Task, path: Path, extra_harness: dict[str, str] | None = None) -> Workspace:

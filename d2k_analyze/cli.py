@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                    help="parallel analysis processes and compile threads (default: all cores, %(default)s here)")
     p.add_argument("--no-compiled", action="store_true", help="skip the compiled-artifact layer (no nvcc)")
+    p.add_argument("--trajectory", action="store_true",
+                   help="each PATH is runs/<run>/<task> of a d2k-agent run: analyse every workspace snapshot and report the "
+                   "turn each design item was first implemented and whether it stayed (table or jsonl)")
     p.add_argument("--eval-labels", action="store_true",
                    help="also evaluate the detectors against every labels.toml under PATH: per-property precision, "
                    "recall, F1 and support, macro-F1, and the misclassified kernel units")
@@ -173,6 +176,10 @@ def run(args: argparse.Namespace, stderr, warn) -> int:
     from .eval_labels import evaluate, evaluate_layers
     from .reports import Report
 
+    if args.trajectory:  # d2k-agent runs: every workspace snapshot (d2k_analyze/trajectory.py)
+        from .trajectory import run_cli
+
+        return run_cli(args, load_catalogue_or_fail(args.catalogue), UsageError)
     paths = check_inputs(args)
     catalogue = load_catalogue_or_fail(args.catalogue)
     tasks = pipeline.load_task_index(Path(args.tasks_dir) if args.tasks_dir else None, catalogue, warn)
