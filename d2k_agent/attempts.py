@@ -138,7 +138,7 @@ def run_attempt(unit: Unit, n: int) -> dict:
               workspace=str(ws.path), harness_digests=ws.harness, trusted_digests=ws.trusted)
     snaps = Snapshots(td.snapshots, ws.path, n)
     deadline = started + cfg.wall_time_s if cfg.wall_time_s else None
-    toolbox = ToolBox(task, sandbox, unit.pool, unit.pool.has_gpu, deadline)
+    toolbox = ToolBox(task, sandbox, unit.pool, unit.pool.has_gpu, deadline, cfg.profile_budget)
     on_turn = lambda k: unit.on_event("turn", {"task": task.id, "arm": cfg.arm, "turn": k})  # noqa: E731
     try:
         if command:
@@ -171,7 +171,7 @@ def finish(unit: Unit, n: int, ws, outcome: LoopOutcome) -> dict:
         ev = {"profile": {"status": "pending"}, "analyze": {"status": "pending"}}
     else:
         unit.on_event("evaluate", {"task": unit.task.id, "arm": unit.cfg.arm})
-        ev = {"profile": evaluation.profile(unit.run, unit.task, unit.pool), "analyze": evaluation.analyze(unit.run, unit.task)}
+        ev = {"profile": evaluation.profile(unit.run, unit.task, unit.pool, unit.cfg.profile_budget), "analyze": evaluation.analyze(unit.run, unit.task)}
     attempts = [attempt_summary(td, k) for k in td.attempts()]
     all_usage = Usage()
     all_cost: float | None = 0.0

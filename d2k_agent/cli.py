@@ -66,6 +66,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--max-cost", type=float, default=None, help="USD per task run; checked before each model call")
     r.add_argument("--max-total-cost", type=float, default=None, help="USD over every run of this invocation")
     r.add_argument("--wall-time", type=duration, default=None, help="wall time per task run (e.g. 2h)")
+    r.add_argument("--profile-budget", type=float, default=None,
+                   help="timing seconds per workload for bench and the final evaluation (d2k-profile --budget; default: its own)")
     r.add_argument("--sandbox", default="auto", choices=("auto", "bwrap", "none"), help="bubblewrap sandbox (default: where it works)")
     r.add_argument("--max-attempts", type=int, default=2, help="attempts per task after infrastructure failures (default: %(default)s)")
     r.add_argument("--prompt-version", default=DEFAULT_VERSION, help="prompt templates (rubrics/agent/prompt_<v>.toml)")
@@ -172,6 +174,7 @@ def _dispatch(args) -> int:
         max_cost=args.max_cost, max_total_cost=args.max_total_cost, wall_time_s=args.wall_time, sandbox=args.sandbox,
         max_attempts=args.max_attempts, prompt_version=args.prompt_version, prices=args.prices,
         tasks_root=str(tasks_root) if args.tasks_root else "", gpus=machine.gpus, evaluate=not args.no_eval,
+        profile_budget=args.profile_budget,
     )
     configs = runner.run_configs(args.out, runner.arms_of(args.arm), base)
     prepared = runner.prepare(configs, fresh=True)

@@ -21,13 +21,14 @@ PROFILE_TIMEOUT = 4 * 3600
 _collect_lock = threading.Lock()
 
 
-def profile(run: RunDir, task: Task, pool: GpuPool) -> dict:
+def profile(run: RunDir, task: Task, pool: GpuPool, budget_s: float | None = None) -> dict:
     ev = run.eval_dir(task.id)
     out = ev / "profile"
     home = ev / "home"
     prepare_home(home)
     with pool.acquire() as gpu:
-        argv = harness.profile_argv(run.task(task.id).root, task.path, out, cpu=not pool.has_gpu, extra=["--gpus", "0"])
+        argv = harness.profile_argv(run.task(task.id).root, task.path, out, cpu=not pool.has_gpu,
+                                    extra=["--gpus", "0", *(["--budget", str(budget_s)] if budget_s else [])])
         env = agent_env(home, {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None)
         res = harness.run_profile(argv, out, env, PROFILE_TIMEOUT)
     shutil.rmtree(home, ignore_errors=True)

@@ -57,6 +57,7 @@ class RunConfig:
     tasks_root: str = ""
     gpus: list[str] = field(default_factory=lambda: ["0"])
     evaluate: bool = True
+    profile_budget: float | None = None  # d2k-profile --budget (timing seconds per workload) for bench and the final evaluation
 
     def to_toml(self) -> str:
         lines = []
@@ -185,6 +186,6 @@ def atomic_write(path: Path, text: str) -> None:
 
 def same_settings(a: RunConfig, b: RunConfig) -> list[str]:
     """Keys that must agree between an existing run folder and a new ``run`` into it."""
-    keys = ("arm", "adapter", "model", "turns", "prompt_version", "base_url", "replay", "command", "max_cost", "wall_time_s")
+    keys = ("arm", "adapter", "model", "turns", "prompt_version", "base_url", "replay", "command", "max_cost", "wall_time_s", "profile_budget")
     da, db = asdict(a), asdict(b)
     return [k for k in keys if da[k] != db[k]]

@@ -70,7 +70,10 @@ def load_prices(path: Path | None = None) -> dict[str, Price]:
 
 
 def cost_usd(usage: Usage, price: Price | None) -> float | None:
-    """Dollar cost of ``usage``; None when the price, or a rate that is needed, is unknown."""
+    """Dollar cost of ``usage``; None when the price, or a rate that is needed, is unknown (no
+    tokens cost nothing whatever the price: a replayed run is free, not unknown)."""
+    if not any(astuple_usage(usage)):
+        return 0.0
     if price is None:
         return None
     parts = [(usage.input_tokens, price.input), (usage.output_tokens, price.output),

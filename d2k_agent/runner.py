@@ -256,7 +256,7 @@ def evaluate(paths: list[str], machine: Machine, only: str | None = None) -> lis
             task = _load_task(cfg, task_id)
             ev = {}
             if only in (None, "profile"):
-                ev["profile"] = evaluation.profile(run, task, pool)
+                ev["profile"] = evaluation.profile(run, task, pool, cfg.profile_budget)
             if only in (None, "analyze"):
                 ev["analyze"] = evaluation.analyze(run, task)
             final.update_evaluation(td, ev)

@@ -24,7 +24,8 @@ from .errors import ConfigError
 # Variables passed through from the runner's environment; everything else (API keys above all)
 # stays out. CUDA_VISIBLE_DEVICES is set per tool call by the GPU queue.
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH",
-                 "TRITON_INTERPRET", "VIRTUAL_ENV", "CONDA_PREFIX")
+                 "TRITON_INTERPRET", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH",
+                 "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,10 @@ def prepare_home(home: Path) -> None:
 
 
 def bwrap_argv(argv: list[str], workspace: Path, home: Path, readonly_extra=(), writable_extra=(), network: bool = False) -> list[str]:
-    """The bubblewrap command line: / read-only, /dev with the GPUs, a fresh /tmp and /proc, the
-    workspace and HOME writable, no network unless asked, killed with its parent."""
-    out = ["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    """The bubblewrap command line: / read-only (``/tmp`` too: TMPDIR points into the private HOME),
+    /dev with the GPUs, a fresh /proc, the workspace and HOME writable, no network unless asked,
+    killed with its parent."""
+    out = ["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
     for p in (workspace, home, *writable_extra):
         out += ["--bind", str(p), str(p)]
     for p in readonly_extra:

@@ -80,6 +80,7 @@ class ToolBox:
     pool: GpuPool
     has_gpu: bool
     deadline: float | None = None  # time.monotonic() when the run's wall time ends
+    profile_budget: float | None = None  # d2k-profile --budget for bench (the final evaluation uses the same)
     submitted: bool = field(default=False, init=False)
 
     @property
@@ -195,7 +196,8 @@ class ToolBox:
         if not self.has_gpu:
             return ToolResult("bench skipped: timing needs a GPU and this machine has none (d2k-profile checks only the smoke "
                               "workload's correctness on a CPU). Use `test` for correctness.", is_error=True)
-        run, _ = self._profile(self._workloads(args), smoke=False)
+        extra = ["--budget", str(self.profile_budget)] if self.profile_budget else []
+        run, _ = self._profile(self._workloads(args), smoke=False, extra=extra)
         return self._profile_result(run, timing=True, what="bench")
 
     def _profile_result(self, run: harness.ProfileRun, timing: bool, what: str) -> ToolResult:

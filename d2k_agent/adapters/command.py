@@ -17,7 +17,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -135,10 +137,14 @@ def run_command_agent(unit, prompt: Prompt, toolbox: ToolBox, snaps: Snapshots, 
     base = proxy.url
     wrap_prefix: list[str] = []
     unix_listener = None
-    if toolbox.sandbox.mode == "bwrap":  # no network in the sandbox: reach the proxy through a Unix socket
+    sandbox = toolbox.sandbox
+    sock_dir = None
+    if sandbox.mode == "bwrap":  # no network in the sandbox: reach the proxy through a Unix socket
         from ..forward import unix_to_tcp
 
-        sock = toolbox.sandbox.home / "proxy.sock"
+        sock_dir = Path(tempfile.mkdtemp(prefix="d2k-sock-"))  # short: a socket path has at most 107 bytes
+        sock = sock_dir / "proxy.sock"
+        sandbox = replace(sandbox, writable_extra=(*sandbox.writable_extra, sock_dir))
         unix_listener = unix_to_tcp(str(sock), int(base.rsplit(":", 1)[1]))
         inner_port = 8790
         base = f"http://127.0.0.1:{inner_port}"
@@ -156,7 +162,7 @@ def run_command_agent(unit, prompt: Prompt, toolbox: ToolBox, snaps: Snapshots, 
     events, stderr = open(adir / "events.jsonl", "wb"), open(adir / "stderr.log", "wb")
     stop_seen: float | None = None
     try:
-        proc = subprocess.Popen(toolbox.sandbox.wrap(wrap_prefix + argv), cwd=toolbox.workspace, env=env, stdout=events, stderr=stderr,
+        proc = subprocess.Popen(sandbox.wrap(wrap_prefix + argv), cwd=toolbox.workspace, env=env, stdout=events, stderr=stderr,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as exc:
         proxy.stop()
@@ -179,6 +185,8 @@ def run_command_agent(unit, prompt: Prompt, toolbox: ToolBox, snaps: Snapshots, 
         proxy.stop()
         if unix_listener is not None:
             unix_listener.close()
+        if sock_dir is not None:
+            shutil.rmtree(sock_dir, ignore_errors=True)
     snaps.commit(acct.turns)
     if toolbox.submitted:
         reason = "submitted"

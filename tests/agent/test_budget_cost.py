@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import HERE, busy_script, config, machine
+from agent_helpers import HERE, busy_script, config, machine
 
 from d2k_agent import cli, runner, transcript
 from d2k_agent.budget import Ledger, Limits, stop_reason
@@ -22,6 +22,7 @@ def test_cost_by_hand():
     assert cost_usd(Usage(1000, 200, 300, 5000), price) == pytest.approx(0.008625)
     assert cost_usd(Usage(1_000_000, 0, 0, 0), Price(3.0, 15.0)) == pytest.approx(3.0)
     assert cost_usd(Usage(10, 10), None) is None  # unknown model: unknown, not 0
+    assert cost_usd(Usage(), None) == 0.0  # no tokens: nothing spent, whatever the price
     assert cost_usd(Usage(10, 10, 0, 5), Price(1.0, 2.0)) is None  # cache reads with no cache rate: unknown
     assert cost_usd(Usage(10, 10, 0, 0), Price(1.0, 2.0)) == pytest.approx(30 / 1e6)
     assert add_costs(1.0, None) is None and add_costs(1.0, 2.0) == 3.0

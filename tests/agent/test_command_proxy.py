@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 import urllib.error
 import urllib.request
 
 import pytest
-from conftest import HERE, KERNEL, busy_script, config, machine
+from agent_helpers import CLI_ARGS, KERNEL, busy_script, config, machine
 from fake_server import Step
 
 from d2k_agent import final, runner, snapshots, transcript
@@ -16,7 +15,7 @@ from d2k_agent.budget import Ledger, Limits
 from d2k_agent.layout import RunDir
 from d2k_agent.proxy import Accounting, AccountingProxy, usage_from_sse
 
-CLI = f"{sys.executable} {HERE / 'fake_cli.py'} --max-turns 10 --model {{model}} {{user}}"
+CLI = CLI_ARGS
 USAGE = {"input_tokens": 1000, "output_tokens": 100, "cache_read_tokens": 2000}
 PER_TURN = (1000 * 3 + 100 * 15 + 2000 * 0.3) / 1e6  # 0.0051
 

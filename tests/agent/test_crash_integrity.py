@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, busy_script, config, machine
+from agent_helpers import REPO, busy_script, config, machine
 from fake_server import Step
 
 from d2k_agent import evaluation, final, runner, snapshots, transcript

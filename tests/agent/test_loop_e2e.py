@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import KERNEL, config, machine
+from agent_helpers import KERNEL, config, machine
 
 from d2k_agent import final, runner, snapshots, transcript
 from d2k_agent.layout import RunDir

@@ -58,6 +58,6 @@ def test_environment_allowlist_and_bwrap_command_line(tmp_path):
     assert "ANTHROPIC_API_KEY" not in env and "OPENAI_API_KEY" not in env and "AWS_SECRET" not in env
     assert env["LANG"] == "C" and env["HOME"] == str(tmp_path) and env["TORCH_EXTENSIONS_DIR"].startswith(str(tmp_path))
     argv = bwrap_argv(["bash", "-c", "x"], tmp_path / "ws", tmp_path / "home")
-    assert argv[:3] == ["bwrap", "--ro-bind", "/"] and "--unshare-net" in argv
+    assert argv[:3] == ["bwrap", "--ro-bind", "/"] and "--unshare-net" in argv and "--tmpfs" not in argv
     assert argv[argv.index("--bind") + 1] == str(tmp_path / "ws") and argv[-3:] == ["bash", "-c", "x"]
     assert "--unshare-net" not in bwrap_argv(["true"], tmp_path, tmp_path, network=True)
