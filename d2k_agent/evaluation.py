@@ -32,6 +32,7 @@ def profile(run: RunDir, task: Task, pool: GpuPool, budget_s: float | None = Non
         env = agent_env(home, {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None)
         res = harness.run_profile(argv, out, env, PROFILE_TIMEOUT)
     shutil.rmtree(home, ignore_errors=True)
+    shutil.rmtree(out / "build", ignore_errors=True)  # the profiler's compile cache: megabytes, not a result
     (ev / "profile.log").write_text(res.output)
     mine = [r for r in res.records if r.get("role") == "submission"]
     if not mine:

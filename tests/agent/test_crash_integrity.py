@@ -132,3 +132,20 @@ def test_changed_task_reference_refuses_scoring(tmp_path, api, keys):
     assert rec["integrity"]["trusted_changed"] == ["reference.py"] and rec["integrity"]["scorable"] is False
     assert rec["evaluation"]["profile"]["status"] == "refused" and rec["evaluation"]["analyze"]["status"] == "refused"
     assert RunDir(tmp_path / "t-guided").profile.read_text() == ""
+
+
+def test_only_a_validated_final_record_counts_as_finished(tmp_path, api, keys):
+    api.steps = [Step([{"name": "editor", "input": {"command": "create", "path": "submission.py", "file_text": "def run(x):\n    return x\n"}}]),
+                 Step([{"name": "submit", "input": {}}])]
+    runner.execute([config(tmp_path / "v-guided", api, evaluate=False)], machine(tmp_path))
+    td = RunDir(tmp_path / "v-guided").task("softmax")
+    assert final.validate(td)[1] == ""
+    good = td.final.read_text()
+    td.final.write_text(good.replace('"turns": 2', '"turns": 1'))  # an edited record
+    assert final.validate(td)[1] == "final record digest does not match its content"
+    td.final.write_text(good[: len(good) // 2])  # a torn record
+    assert final.validate(td)[1] == "final record unreadable"
+    td.final.write_text(good)
+    (td.root / "submission.py").write_text("def run(x):\n    return x * 2\n")  # the submission changed afterwards
+    assert "submission.py is missing or changed" in final.validate(td)[1]
+    assert [s.state for s in runner.status([str(tmp_path / "v")])] == ["unfinished"]
