@@ -80,8 +80,11 @@ class Catalogue:
 
 
 def default_catalogue_path() -> Path:
-    """``rubrics/properties.toml`` of the checkout (or the installed copy beside the package)."""
-    return Path(__file__).resolve().parent.parent / "rubrics" / "properties.toml"
+    """The catalogue in effect without ``--catalogue``: ``$D2K_SUITE``'s, else the bundled one
+    (:mod:`d2k_spec.locations`)."""
+    from .locations import catalogue_path
+
+    return catalogue_path()
 
 
 def check_catalogue(path: Path) -> tuple[Catalogue | None, list[Problem]]:

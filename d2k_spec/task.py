@@ -265,7 +265,11 @@ def load_task(folder: Path, catalogue: Catalogue | None = None) -> Task:
 
 
 def default_tasks_root() -> Path:
-    return Path(__file__).resolve().parent.parent / "tasks"
+    """The task folders in effect without ``--tasks-root``: ``$D2K_SUITE/tasks``, else the bundled
+    ones (:mod:`d2k_spec.locations`; raises its ``LocationError`` for a bad ``$D2K_SUITE``)."""
+    from .locations import tasks_root
+
+    return tasks_root()
 
 
 def task_folders(root: Path) -> list[Path]:

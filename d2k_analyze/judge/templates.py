@@ -15,8 +15,10 @@ GRADE, DISCOVER = "grade", "discover"
 
 
 def judge_dir() -> Path:
-    """``rubrics/judge`` of the checkout (beside the property catalogue)."""
-    return Path(__file__).resolve().parents[2] / "rubrics" / "judge"
+    """``rubrics/judge`` of the bundled suite (the checkout, or the copy inside the wheel)."""
+    from d2k_spec.locations import judge_dir as bundled
+
+    return bundled()
 
 
 @dataclass(frozen=True)
