@@ -12,8 +12,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from d2k_spec.catalogue import load_catalogue
+from d2k_spec.locations import ENV_SUITE, LocationError, catalogue_path, tasks_root as locate_tasks_root
 from d2k_spec.schema import SpecError
-from d2k_spec.task import default_tasks_root, load_task
+from d2k_spec.task import load_task
 
 from . import summary
 from .discovery import DiscoveryError, discover
@@ -55,7 +57,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=float, default=1.0, help="timing budget per workload in seconds, all implementations together (default: %(default)s)")
     p.add_argument("--target-rse", type=float, default=0.002, help="stop timing when the relative standard error is below this (default: %(default)s)")
     p.add_argument("--jobs", type=int, default=2, help="parallel pre-builds, and parallel workers without a GPU (default: %(default)s)")
-    p.add_argument("--tasks-root", type=Path, default=None, help="folder of task folders (default: the checkout's tasks/)")
+    p.add_argument("--tasks-root", type=Path, default=None, metavar="DIR",
+                   help=f"folder of task folders (default: ${ENV_SUITE}/tasks, else the bundled tasks)")
+    p.add_argument("--catalogue", type=Path, default=None, metavar="FILE",
+                   help="also check the task specs' design properties against this property catalogue before "
+                   "anything runs (default: not checked; d2k-profile does not use design properties)")
     p.add_argument("--cpu", action="store_true", help="behave as on a machine without a GPU")
     p.add_argument("--no-prebuild", action="store_true", help="compile each submission in its timing worker only")
     p.add_argument("--no-kernel-trace", action="store_true",
@@ -111,10 +117,12 @@ class Progress:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    tasks_root = (args.tasks_root or default_tasks_root()).resolve()
     gpu = has_gpu(args.cpu)
     try:
+        tasks_root = locate_tasks_root(args.tasks_root).resolve()
         subs = discover(args.paths, tasks_root, args.task, args.self_check)
+        catalogue = load_catalogue(catalogue_path(args.catalogue)) if args.catalogue else None
+        specs = {s.task_id: load_task(s.task_path, catalogue) for s in subs}
         opts = RunOptions(
             out=args.out, mode=args.mode, smoke=args.smoke, workloads=args.workloads, resume=args.resume,
             gpus=[g.strip() for g in args.gpus.split(",") if g.strip()], jobs=max(1, args.jobs),
@@ -124,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         store = ResultStore(args.out / "results.jsonl", resume=args.resume)
         jobs, skipped = plan(subs, opts, gpu, store)
-    except (DiscoveryError, UsageError, FileExistsError, SpecError) as exc:
+    except (DiscoveryError, UsageError, FileExistsError, SpecError, LocationError) as exc:
         print(f"d2k-profile: error: {exc}", file=sys.stderr)
         return 2
     if not gpu:
@@ -136,10 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         runner = Runner(opts, store, gpu, progress.update)
         runner.run(jobs)
     runner.write_environment()
-    ref_is_expert = {}
-    for s in subs:
-        ref_is_expert.setdefault(s.task_id, load_task(s.task_path).baseline.reference_is_expert)
-    rows = summary.summarize(load_records(store.path), ref_is_expert)
+    rows = summary.summarize(load_records(store.path), tasks=specs)
     summary.write_csv(rows, args.out / "summary.csv")
     summary.print_table(rows)
     weak = sorted({w for r in rows for w in r.weak_workloads})

@@ -1,7 +1,9 @@
-"""Metrics defined once (DESIGN.md "Metrics"): speedups, throughput, roofline, Performance Score.
+"""Measurement metrics: speedups, throughput, roofline, sample statistics.
 
-All functions are pure and take plain numbers, so they are unit-tested against hand-computed values
-and reused by ``d2k-report``. Times are in milliseconds throughout.
+All functions are pure and take plain numbers, so they are unit-tested against hand-computed values.
+Times are in milliseconds throughout. The run metrics (geomean, correctness, Performance Score,
+fast_p) are defined once in :mod:`d2k_spec.run_metrics`, shared with ``d2k-report``, and
+re-exported here.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import math
 import random
 from dataclasses import dataclass
 from statistics import median
+
+from d2k_spec.run_metrics import fast_p, geomean, performance_score, run_performance_score  # noqa: F401 - re-exported
 
 
 @dataclass(frozen=True)
@@ -64,14 +68,6 @@ def speedup(baseline_ms: float | None, candidate_ms: float | None) -> float | No
     return baseline_ms / candidate_ms
 
 
-def geomean(values: list[float]) -> float | None:
-    """Geometric mean of positive values; None when empty (no silent 1.0 for missing data)."""
-    vals = [v for v in values if v is not None]
-    if not vals or any(v <= 0 for v in vals):
-        return None
-    return math.exp(sum(math.log(v) for v in vals) / len(vals))
-
-
 def tflops(flop_count: float, ms: float | None) -> float | None:
     if not ms or not flop_count:
         return None
@@ -95,34 +91,6 @@ def below_roofline(measured_ms: float, floor_ms: float, slack: float = 0.9) -> b
     """True when a time is impossible: under ``slack`` x the roofline floor (slack absorbs the
     data-sheet rounding and boost clocks)."""
     return floor_ms > 0 and measured_ms < slack * floor_ms
-
-
-def performance_score(correct: bool, task_speedup_vs_reference: float | None, task_speed_vs_expert: float | None) -> int:
-    """Performance Score of one task, 0-3 (DESIGN.md).
-
-    0 if incorrect; else 1 + [speedup over the reference > 1] + [speed >= 0.95 x the expert's].
-    ``task_speed_vs_expert`` is the geomean of expert time / submission time; where the reference is
-    the expert library the caller passes the speedup over the reference for it, and the two bonuses
-    are judged independently."""
-    if not correct:
-        return 0
-    score = 1
-    if task_speedup_vs_reference is not None and task_speedup_vs_reference > 1.0:
-        score += 1
-    if task_speed_vs_expert is not None and task_speed_vs_expert >= 0.95:
-        score += 1
-    return score
-
-
-def run_performance_score(task_scores: dict[str, int], n_tasks: int = 26) -> float:
-    """Mean Performance Score over all tasks of the suite; a missing task counts 0."""
-    return sum(task_scores.values()) / n_tasks
-
-
-def fast_p(task_results: dict[str, tuple[bool, float | None]], p: float, n_tasks: int = 26) -> float:
-    """Share of the suite's tasks that are correct with a task speedup > p."""
-    hits = sum(1 for ok, s in task_results.values() if ok and s is not None and s > p)
-    return hits / n_tasks
 
 
 def summarize_samples(samples: list[float]) -> dict[str, float]:

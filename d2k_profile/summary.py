@@ -1,9 +1,9 @@
 """Per-submission summary of a results file: correctness, geomean speedups, Performance Score.
 
-A task's speedup is the geometric mean over the workloads that were run (the same fixed set for
-every submission of a task), and a submission is correct only if every one of them is ``ok``: no
-geomean over a different set of passing workloads. The table is printed with rich when it is
-installed and as plain text otherwise (the GPU machines may lack rich).
+The rules (correct = ok on every workload the task requires, speedup = geomean over them, the
+Performance Score, smoke checks) are :mod:`d2k_spec.run_metrics`', shared with ``d2k-report``;
+this module only turns records into its inputs and prints the table. The table is printed with
+rich when it is installed and as plain text otherwise (the GPU machines may lack rich).
 """
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ import csv
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Mapping, TextIO
 
-from . import metrics
+from d2k_spec import run_metrics
+from d2k_spec.task import Task
+
 from .results import Record, Status
 
 
@@ -33,10 +35,14 @@ class SubmissionSummary:
     performance_score: int | None
     weak_workloads: list[str] = field(default_factory=list)
     first_problem: str = ""
+    scope: str = "task"  # "task": every timed workload required; "smoke": a smoke check (run_metrics)
 
 
-def summarize(records: list[Record], reference_is_expert: dict[str, bool] | None = None) -> list[SubmissionSummary]:
-    """One row per (task, submission path, mode), from the latest record of each workload."""
+def summarize(records: list[Record], reference_is_expert: dict[str, bool] | None = None,
+              tasks: Mapping[str, Task] | None = None) -> list[SubmissionSummary]:
+    """One row per (task, submission path, mode), from the latest record of each workload. With
+    ``tasks`` (id -> spec), every workload the task requires counts, run or not; without, only the
+    recorded ones."""
     latest: dict[str, Record] = {}
     for r in records:
         latest[r.key] = r
@@ -46,23 +52,22 @@ def summarize(records: list[Record], reference_is_expert: dict[str, bool] | None
     rows = []
     for (task, _path, mode), recs in sorted(groups.items()):
         recs.sort(key=lambda r: r.workload)
-        ok = [r for r in recs if r.status == Status.OK]
-        correct = len(ok) == len(recs)
-        timed = mode != "cpu"
-        sp = metrics.geomean([r.speedup_vs_reference for r in recs]) if timed and correct else None
-        if (reference_is_expert or {}).get(task):
-            vs_expert = sp
-        else:
-            vs_expert = metrics.geomean([r.speedup_vs_expert for r in recs]) if timed and correct and all(r.speedup_vs_expert for r in recs) else None
-        if recs[0].role == "expert" and correct:
-            vs_expert = 1.0
-        score = metrics.performance_score(correct, sp, vs_expert) if (timed or not correct) else None
+        spec = (tasks or {}).get(task)
+        m = run_metrics.submission_metrics(
+            {r.workload: run_metrics.WorkloadResult(r.workload, r.status == Status.OK, r.speedup_vs_reference, r.speedup_vs_expert) for r in recs},
+            timed=mode != "cpu", task_workloads=[w.name for w in spec.workloads] if spec else None,
+            smoke_workload=spec.smoke.name if spec else None,
+            reference_is_expert=spec.baseline.reference_is_expert if spec else (reference_is_expert or {}).get(task, False),
+            is_expert=recs[0].role == "expert",
+        )
         problem = next((f"{r.workload}: {r.status.value}: {r.reason.splitlines()[-1] if r.reason else ''}" for r in recs if r.status != Status.OK), "")
+        if m.not_run:
+            problem = problem or f"not run: {', '.join(m.not_run)}"
         rows.append(SubmissionSummary(
-            task, recs[0].submission, recs[0].role, mode, len(recs), len(ok),
+            task, recs[0].submission, recs[0].role, mode, len(m.required), m.ok,
             ", ".join(f"{k} {v}" for k, v in Counter(r.status.value for r in recs).most_common()),
-            correct, sp, vs_expert, score,
-            sorted({f"{r.workload} ({'/'.join(r.weak_workload)})" for r in recs if r.weak_workload}), problem[:160],
+            m.correct, m.speedup_vs_reference, m.speed_vs_expert, m.performance_score,
+            sorted({f"{r.workload} ({'/'.join(r.weak_workload)})" for r in recs if r.weak_workload}), problem, m.scope,
         ))
     return rows
 
@@ -89,7 +94,7 @@ COLUMNS = ("task", "submission", "ok", "statuses", "speedup×ref", "vs expert", 
 def table_rows(rows: list[SubmissionSummary]) -> list[tuple[str, ...]]:
     return [
         (r.task, r.submission, f"{r.ok}/{r.workloads}", r.statuses, _fmt(r.speedup_vs_reference), _fmt(r.speed_vs_expert),
-         "-" if r.performance_score is None else str(r.performance_score), r.first_problem[:70])
+         "-" if r.performance_score is None else str(r.performance_score), r.first_problem)
         for r in rows
     ]
 

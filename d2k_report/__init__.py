@@ -3,9 +3,9 @@
 Reads run folders (``runs/<run>/run.toml`` plus the run's d2k-analyze and d2k-profile results)
 and writes the headline, per-task, design-item and property tables as CSV, Markdown and JSON,
 and one self-contained HTML page with plots. Metric definitions come from
-:mod:`d2k_profile.metrics`; this package only joins, aggregates and renders.
+:mod:`d2k_spec.run_metrics`; this package only joins, aggregates and renders.
 """
 
-from .report import SUITE_SIZE, ReportError, build_report, write_outputs
+from .report import ReportError, build_report, write_outputs
 
-__all__ = ["SUITE_SIZE", "ReportError", "build_report", "write_outputs"]
+__all__ = ["ReportError", "build_report", "write_outputs"]

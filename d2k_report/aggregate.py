@@ -2,13 +2,14 @@
 
 Every statistic is a pure function of a list of :class:`TaskOutcome` slots (one per suite task;
 a missing task is a default outcome: incorrect, score 0, not analysed), so that the bootstrap can
-recompute it on resampled slots. The definitions come from :mod:`d2k_profile.metrics`:
+recompute it on resampled slots. The definitions come from :mod:`d2k_spec.run_metrics` (shared
+with d2k-profile's summary):
 
 * correctness rate: correct tasks / suite size (a missing task is not correct);
-* Performance Score: :func:`~d2k_profile.metrics.run_performance_score`, the mean over all suite
+* Performance Score: :func:`~d2k_spec.run_metrics.run_performance_score`, the mean over all suite
   tasks, a missing task counting 0;
-* fast_p: :func:`~d2k_profile.metrics.fast_p`, the share of suite tasks correct with speedup > p;
-* geometric-mean speedup: :func:`~d2k_profile.metrics.geomean` of the per-task speedups over the
+* fast_p: :func:`~d2k_spec.run_metrics.fast_p`, the share of suite tasks correct with speedup > p;
+* geometric-mean speedup: :func:`~d2k_spec.run_metrics.geomean` of the per-task speedups over the
   correct tasks of a run; for a pair, over the tasks correct in *both* runs (the ratio guided /
   unguided is the geomean of the per-task ratios);
 * implementation score (overall and per level): the mean over the tasks that have one (analysed,
@@ -22,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from d2k_profile import metrics
+from d2k_spec import run_metrics as metrics
 
 from .bootstrap import BootstrapConfig, bootstrap_ci
 from .outcomes import TaskOutcome
@@ -40,13 +41,12 @@ def correctness_rate(slots: Sequence[TaskOutcome]) -> float:
 
 
 def performance_score(slots: Sequence[TaskOutcome]) -> float:
-    # Keys by slot index: a bootstrap resample holds the same task several times.
-    return metrics.run_performance_score({str(i): s.performance_score for i, s in enumerate(slots)}, n_tasks=len(slots))
+    return metrics.run_performance_score([s.performance_score for s in slots], len(slots))
 
 
 def fast_p(p: float) -> Callable[[Sequence[TaskOutcome]], float]:
     def stat(slots: Sequence[TaskOutcome]) -> float:
-        return metrics.fast_p({str(i): (s.correct, s.speedup) for i, s in enumerate(slots)}, p, n_tasks=len(slots))
+        return metrics.fast_p([(s.correct, s.speedup) for s in slots], p, len(slots))
 
     return stat
 

@@ -70,7 +70,8 @@ class Report:
     tables: list[Table] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # rules applied and what was missing, for every format
     config: BootstrapConfig = field(default_factory=BootstrapConfig)
-    suite_size: int = 26
+    suite_size: int = 0  # the number of task slots the run metrics average over (len(universe))
+    problems: list[str] = field(default_factory=list)  # inputs not handled in full (also in notes)
 
     @property
     def demonstration(self) -> bool:

@@ -1,10 +1,10 @@
 """Per-task outcomes of a run: its profile and analyze results joined to its submissions.
 
 Profile side: the d2k-profile records of the task's submission are summarised by
-:func:`d2k_profile.summary.summarize` (correctness, geomean speedups, Performance Score: the metric
-definitions live in :mod:`d2k_profile.metrics`, not here). On top of that, a submission is correct
-only if it has an ``ok`` record for *every* timed workload of its task: a workload with no record
-leaves correctness unproven, so the task counts as incorrect (Performance Score 0).
+:func:`d2k_profile.summary.summarize` with the task spec, exactly as ``d2k-profile`` prints them
+(the rules live in :mod:`d2k_spec.run_metrics`, not here): a submission is correct only with an
+``ok`` record for *every* timed workload of its task, a workload with no record leaves correctness
+unproven, and smoke-only results (CPU mode, ``--smoke``) do not make a task correct.
 
 Analyze side: the ``submission`` row of ``d2k-analyze --format jsonl`` gives the implementation
 score overall and per level, the ``item`` rows the per-design-item values, and the ``unit`` and
@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from d2k_profile.metrics import performance_score
-from d2k_profile.results import Record, Status, record_from_dict
+from d2k_profile.results import Record, record_from_dict
 from d2k_profile.summary import SubmissionSummary, summarize
 from d2k_spec.catalogue import Catalogue
 from d2k_spec.task import Task
@@ -109,25 +108,22 @@ def apply_profile(out: TaskOutcome, records: list[Record], submission: Path, tas
     if key is None:
         out.notes.append(f"profile results ambiguous ({why}): counts as incorrect")
         return
-    ref_expert = {out.task: task.baseline.reference_is_expert} if task else {}
-    row = _preferred_mode(summarize([r for r in mine if r.path == key], ref_expert))
-    experts = _preferred_mode(summarize([r for r in mine if r.role == "expert"], ref_expert))
+    specs = {out.task: task} if task is not None else {}
+    row = _preferred_mode(summarize([r for r in mine if r.path == key], tasks=specs))
+    experts = _preferred_mode(summarize([r for r in mine if r.role == "expert"], tasks=specs))
     out.profiled = True
     out.workloads_ok, out.workloads_total = row.ok, row.workloads
-    out.correct, out.speedup, out.speed_vs_expert = row.correct, row.speedup_vs_reference, row.speed_vs_expert
-    if row.mode == "cpu":
-        out.notes.append("only CPU (smoke) results: no timing, so no speed bonuses")
-    if task is not None:
-        have = {r.workload for r in mine if r.path == key and r.mode == row.mode and r.status == Status.OK}
-        missing = [w.name for w in task.workloads if w.name not in have] if row.mode != "cpu" else []
-        if missing:
-            out.correct = False
-            out.notes.append(f"no ok result for workload(s) {', '.join(missing)}: counts as incorrect")
-        out.workloads_total = max(out.workloads_total, len(task.workloads) if row.mode != "cpu" else 1)
-    if not out.correct:
-        out.speedup = out.speed_vs_expert = None
-    out.performance_score = performance_score(out.correct, out.speedup, out.speed_vs_expert)
-    if experts is not None and experts.correct:
+    out.correct = row.correct and row.scope == "task"
+    out.speedup, out.speed_vs_expert = row.speedup_vs_reference, row.speed_vs_expert
+    out.performance_score = row.performance_score or 0
+    if row.scope == "smoke":
+        out.notes.append("only smoke-workload results (CPU mode or --smoke): correctness on the task's workloads "
+                         "is not established, so it counts as incorrect")
+    elif not row.correct:
+        out.notes.append(f"{row.ok} of {row.workloads} workloads ok ({row.first_problem}): counts as incorrect")
+    if task is None:
+        out.notes.append("task spec not available: correctness over the recorded workloads only")
+    if experts is not None and experts.correct and experts.scope == "task":
         out.expert_speedup = experts.speedup_vs_reference
 
 
@@ -211,8 +207,8 @@ def run_outcomes(run: Run, tasks: dict[str, Task], catalogue: Catalogue | None) 
     """One :class:`TaskOutcome` per submitted task of ``run`` (missing tasks are added by the caller)."""
     from .discovery import proposed_items
 
-    records = read_records(run.profile_path, run.notes) if run.profile_path.is_file() else []
-    rows = read_analyze(run.analyze_path, run.notes) if run.analyze_path.is_file() else []
+    records = read_records(run.profile_path, run.problems) if run.profile_path.is_file() else []
+    rows = read_analyze(run.analyze_path, run.problems) if run.analyze_path.is_file() else []
     outcomes = {}
     for task_id, folder in run.submissions.items():
         out = TaskOutcome(task_id, submitted=True)

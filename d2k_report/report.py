@@ -12,7 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from d2k_spec import outputs
 from d2k_spec.catalogue import Catalogue, load_catalogue
+from d2k_spec.run_metrics import suite_size as count_suite
 from d2k_spec.task import Task, check_task, default_tasks_root, task_folders
 
 from .bootstrap import BootstrapConfig
@@ -23,24 +25,20 @@ from .outcomes import PLACEHOLDER, run_outcomes, suite_slots, suite_universe
 from .runs import Run, load_run
 from .tables import build_tables
 
-SUITE_SIZE = 26  # DESIGN.md: the benchmark has 26 tasks; a run's Performance Score averages over all of them
-
-
 class ReportError(Exception):
     """A mistake in what the user asked for (unknown run in --pair, duplicate run names...)."""
 
 
-def load_tasks_lenient(root: Path | None, catalogue: Catalogue | None, notes: list[str]) -> dict[str, Task]:
-    """Every valid task spec; a broken one is a note (its runs still get profile metrics)."""
-    root = root or default_tasks_root()
+def load_tasks_lenient(root: Path, catalogue: Catalogue | None, notes: list[str], problems: list[str]) -> dict[str, Task]:
+    """Every valid task spec; a broken one is a problem (its runs still get profile metrics)."""
     if not root.is_dir():
         notes.append(f"no task specs found ({root}): design items and workload lists are unknown")
         return {}
     tasks = {}
     for folder in task_folders(root):
-        task, problems = check_task(folder, catalogue)
-        if task is None or problems:
-            notes.append(f"task {folder.name} not usable: {problems[0] if problems else 'invalid'}")
+        task, found = check_task(folder, catalogue)
+        if task is None or found:
+            problems.append(f"task {folder.name} not usable: {found[0] if found else 'invalid'}")
             continue
         tasks[task.id] = task
     return tasks
@@ -78,20 +76,27 @@ def build_report(
     run_paths: Iterable[str | Path],
     pairs: Iterable[tuple[str, str]] | None = None,
     *,
-    suite_size: int = SUITE_SIZE,
+    suite_size: int | None = None,
     config: BootstrapConfig | None = None,
     tasks_root: Path | None = None,
     catalogue: Catalogue | None = None,
+    catalogue_file: Path | None = None,
 ) -> Report:
-    """Load the runs, join their results per task, and build every table."""
+    """Load the runs, join their results per task, and build every table. The suite is the task
+    folders under ``tasks_root`` (default: the suite in effect, :mod:`d2k_spec.locations`);
+    ``suite_size`` overrides their number (e.g. to score a partial checkout against a full suite)."""
     config = config or BootstrapConfig()
     notes: list[str] = []
+    problems: list[str] = []
+    root = tasks_root or default_tasks_root()
     if catalogue is None:
         try:
-            catalogue = load_catalogue()
+            catalogue = load_catalogue(catalogue_file)
         except Exception as exc:  # noqa: BLE001 - without the catalogue only property names are missing
-            notes.append(f"property catalogue not loaded ({exc}): property names and levels are not shown")
-    tasks = load_tasks_lenient(tasks_root, catalogue, notes)
+            problems.append(f"property catalogue not loaded ({exc}): property names and levels are not shown")
+    tasks = load_tasks_lenient(root, catalogue, notes, problems)
+    if suite_size is None:
+        suite_size = max(1, count_suite(root))
     runs = [load_run(Path(p), set(tasks)) for p in run_paths]
     seen: set[str] = set()
     for r in runs:
@@ -117,6 +122,7 @@ def build_report(
         missing = sum(not s.submitted for s in slots[r.name])
         notes.append(f"{r.name}: {len(universe) - missing} of {len(universe)} tasks submitted, {missing} missing (counted as 0)")
         notes += [f"{r.name}: {n}" for n in r.notes]
+        problems += [f"{r.name}: {n}" for n in r.problems]
     notes.append("A submission is correct only with an ok result on every timed workload of its task; "
                  "a workload without a result counts as not correct.")
     notes.append("Implementation scores average over the analysed tasks only (n given); pair deltas over the tasks analysed in both runs.")
@@ -126,19 +132,27 @@ def build_report(
     notes.append(f"Intervals: percentile bootstrap over task slots, {config.n_boot} resamples, seed {config.seed}; "
                  "pairs resample the same tasks for both runs.")
 
-    report = Report(runs, report_pairs, universe, slots, notes=notes, config=config, suite_size=len(universe))
+    notes += problems
+    report = Report(runs, report_pairs, universe, slots, notes=notes, config=config, suite_size=len(universe), problems=problems)
     report.tables = build_tables(report, tasks, catalogue)
     return report
 
 
+OUTPUT_FILES = ("report.html", "report.md", "report.json")
+
+
+def output_names(report: Report) -> list[str]:
+    """Every file :func:`write_outputs` writes (the CLI checks them all before writing any)."""
+    return [*OUTPUT_FILES, *(f"{t.id}.csv" for t in report.tables)]
+
+
 def write_outputs(report: Report, out: Path) -> list[Path]:
-    """report.html, report.md, report.json and one CSV per table, in ``out`` (created)."""
-    out.mkdir(parents=True, exist_ok=True)
+    """report.html, report.md, report.json and one CSV per table, in ``out`` (created), each
+    written atomically and recorded as the tool's own (:mod:`d2k_spec.outputs`)."""
+    texts = {"report.html": render_html(report), "report.md": markdown(report), "report.json": json_text(report)}
+    texts.update({f"{t.id}.csv": csv_text(t) for t in report.tables})
     written = []
-    for name, text in (("report.html", render_html(report)), ("report.md", markdown(report)), ("report.json", json_text(report))):
-        (out / name).write_text(text, encoding="utf-8")
+    for name in output_names(report):
+        outputs.write_text(out / name, texts[name])
         written.append(out / name)
-    for t in report.tables:
-        (out / f"{t.id}.csv").write_text(csv_text(t), encoding="utf-8")
-        written.append(out / f"{t.id}.csv")
     return written

@@ -46,7 +46,9 @@ class RunSpec:
 @dataclass
 class Run:
     """A loaded run: its spec, one submission folder per task, design notes, result files, and
-    notes on whatever is missing (said in the report, never raised)."""
+    notes on whatever is missing (said in the report, never raised). ``problems`` are the inputs
+    that could not be handled in full (a task entry pointing nowhere, unreadable result lines):
+    they are reported too, and make ``d2k-report`` exit 1."""
 
     name: str
     folder: Path
@@ -56,6 +58,7 @@ class Run:
     analyze_path: Path
     profile_path: Path
     notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
     @property
     def condition(self) -> str:
@@ -91,11 +94,12 @@ def load_run(path: Path, known_tasks: set[str]) -> Run:
         raise SpecError(problems)
 
     notes: list[str] = []
+    bad: list[str] = []
     submissions = _plain_layout(folder, known_tasks)
     for task_id, target in spec.tasks.items():
         resolved = Path(os.path.normpath(folder / target))
         if not resolved.is_dir():
-            notes.append(f"[tasks] {task_id} = {target!r}: no such folder; the task counts as missing")
+            bad.append(f"[tasks] {task_id} = {target!r}: no such folder; the task counts as missing")
             submissions.pop(task_id, None)
             continue
         submissions[task_id] = resolved
@@ -114,7 +118,7 @@ def load_run(path: Path, known_tasks: set[str]) -> Run:
     for label, p in (("analyze", analyze_path), ("profile", profile_path)):
         if not p.is_file():
             notes.append(f"no {label} results ({p.name} missing): every task counts as un{label}d")
-    return Run(folder.name, folder, spec, dict(sorted(submissions.items())), design_notes, analyze_path, profile_path, notes)
+    return Run(folder.name, folder, spec, dict(sorted(submissions.items())), design_notes, analyze_path, profile_path, notes, bad)
 
 
 def expand_run_paths(paths: list[Path]) -> list[Path]:

@@ -49,8 +49,9 @@ def test_performance_score():
     assert metrics.performance_score(True, 0.97, 0.97) == 2  # reference is the expert: independent bonuses
     assert metrics.performance_score(True, 1.01, 0.96) == 3
     assert metrics.performance_score(True, 1.0, 0.95) == 2  # speedup must exceed 1; 0.95 is enough for the expert bonus
-    assert metrics.run_performance_score({"a": 3, "b": 1}, n_tasks=4) == 1.0
-    assert metrics.fast_p({"a": (True, 1.5), "b": (True, 0.9), "c": (False, 3.0)}, 1.0, n_tasks=4) == 0.25
+    assert metrics.run_performance_score([3, 1], 4) == 1.0
+    assert metrics.run_performance_score([3, None], 2) == 1.5  # a task with no score counts 0
+    assert metrics.fast_p([(True, 1.5), (True, 0.9), (False, 3.0)], 1.0, 4) == 0.25
 
 
 def test_summarize_samples():

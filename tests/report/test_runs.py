@@ -91,10 +91,11 @@ def test_incomplete_runs_never_crash_and_say_so(tmp_path):
     g = write_run(tmp_path, "g", "guided", ["softmax", "layernorm"], profile=True)
     u = write_run(tmp_path, "u", "unguided", ["softmax"], profile=False,
                   extra='[tasks]\ngemm_bf16 = "../nowhere"\n')
-    report = build_report([g, u], config=FAST)
+    report = build_report([g, u], config=FAST, suite_size=26)  # a partial checkout scored against the full suite
     assert [(p.guided, p.unguided) for p in report.pairs] == [("g", "u")]  # paired automatically
     text = " ".join(report.notes)
     assert "u: no profile results" in text and "u: no analyze results" in text and "gemm_bf16" in text
+    assert report.problems == ["u: [tasks] gemm_bf16 = '../nowhere': no such folder; the task counts as missing"]
     assert "g: 2 of 26 tasks submitted, 24 missing" in text
     head = {r["row"]: r for r in report.table("headline").rows}
     assert head["g"]["performance_score"] == pytest.approx(2 * 3 / 26)
@@ -149,11 +150,42 @@ def test_cli_writes_every_output(tmp_path, capsys):
     u = write_run(tmp_path, "u", "unguided", ["softmax"])
     out = tmp_path / "o"
     assert main([str(g), str(u), "--out", str(out), "--bootstrap", "50"]) == 0
-    names = sorted(p.name for p in out.iterdir())
+    names = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
     assert names == sorted(["report.html", "report.md", "report.json", "coverage.csv", "headline.csv",
                             "per_task.csv", "design_items.csv", "properties.csv"])
     doc = json.loads((out / "report.json").read_text())
     assert doc["pairs"] == [{"guided": "g", "unguided": "u"}] and doc["bootstrap"]["n_boot"] == 50
+    assert doc["suite_size"] == 3  # the task folders of the suite in effect, not a hard-coded 26
+    # Re-running into the same folder just works (the files are the tool's own) ...
+    assert main([str(g), str(u), "--out", str(out), "--bootstrap", "50"]) == 0
+    # ... but a file the user edited there is not overwritten without --force.
+    (out / "report.md").write_text("my notes\n")
+    assert main([str(g), str(u), "--out", str(out), "--bootstrap", "50"]) == 2
+    assert "report.md exists and was not written by d2k" in capsys.readouterr().err
+    assert (out / "report.md").read_text() == "my notes\n"
+    assert main([str(g), str(u), "--out", str(out), "--bootstrap", "50", "--force"]) == 0
+    assert "my notes" not in (out / "report.md").read_text()
+
+
+def test_cli_output_missing_folder_is_created_and_problems_exit_1(tmp_path, capsys):
+    g = write_run(tmp_path, "g", "guided", ["softmax"])
+    with (g / "profile.jsonl").open("a") as fh:
+        fh.write("this is not a record\n")
+    out = tmp_path / "deep" / "er" / "o"
+    assert main([str(g), "--out", str(out), "--bootstrap", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "1 line(s) are not d2k-profile records" in err and "1 input problem" in err
+    assert (out / "report.html").is_file()
+
+
+def test_cli_never_writes_over_a_run_input(tmp_path, capsys):
+    g = write_run(tmp_path, "g", "guided", ["softmax"])
+    (g / "report.md").write_text("kept")
+    from d2k_spec.outputs import write_text
+
+    write_text(g / "report.md", "a d2k file, but inside the run folder")  # even a tool-written input
+    assert main([str(g), "--out", str(g), "--bootstrap", "0", "--force"]) == 2
+    assert "one of the analysed inputs" in capsys.readouterr().err
 
 
 def test_design_notes_add_discovery_columns(tmp_path):
