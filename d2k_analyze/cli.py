@@ -2,7 +2,9 @@
 
 Arguments in, one report format out (plus the label evaluation with ``--eval-labels``). The work
 itself (static layers, compiled layer, scoring, judge pass) is the pipeline's. User mistakes
-(missing path, unknown task, bad option) print one clear line and exit 2, never a traceback.
+(missing path, unknown task, bad option, an output that would overwrite an input or a file the tool
+did not write) print one clear line and exit 2, never a traceback; a run that could not analyse
+everything exits 1 and lists what (:mod:`d2k_spec.exit_codes`).
 """
 
 from __future__ import annotations
@@ -13,19 +15,24 @@ import sys
 from pathlib import Path
 from typing import Iterable
 
-from d2k_spec.catalogue import Catalogue, default_catalogue_path, load_catalogue
+from d2k_spec import exit_codes, outputs
+from d2k_spec.catalogue import Catalogue, load_catalogue
+from d2k_spec.layout import UnknownTask, resolve_task_arg
+from d2k_spec.locations import ENV_SUITE, LocationError, catalogue_path, tasks_root
 from d2k_spec.schema import SpecError
+from d2k_spec.task import check_task
 
-EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = exit_codes.OK, exit_codes.INCOMPLETE, exit_codes.USAGE
 PROGRESS_MIN = 20  # show a progress bar from this many submissions on
+MAX_LISTED = 50  # problems listed one per line on stderr; the rest are counted
 
-EPILOG = """\
+EPILOG = f"""\
 examples:
   d2k-analyze corpus/                          terminal summary of every submission under corpus/
   d2k-analyze runs/r1/softmax --task softmax   score a folder against the softmax design items
   d2k-analyze corpus/ --format jsonl --out results.jsonl
-        then in Python: d2k_analyze.load_results("results.jsonl")  (one row per submission,
-        per submission x design item, per kernel unit, per unit x property; column row_type)
+        then in Python: t = d2k_analyze.load_results("results.jsonl"); t.submissions, t.items,
+        t.units, t.findings (pandas DataFrames, one per table; docs/results.md)
   d2k-analyze corpus/ --format sarif --out d2k.sarif   missing design items for code review tools
   d2k-analyze corpus/ --format html --out report.html  self-contained page (no network)
   d2k-analyze corpus/ --eval-labels            detector precision/recall/F1 against labels.toml
@@ -36,12 +43,18 @@ LLM judge (docs/judge.md): with ANTHROPIC_API_KEY set the judge grades every des
   d2k-analyze corpus/ --judge anthropic --batch        Message Batches API (half price, slower)
   d2k-analyze corpus/ --judge replay --eval-labels     cached verdicts only; static vs judge vs combined
 
-the task of a submission comes from the layout (corpus/<task>/..., runs/<run>/<task>/...,
-tasks/<task>/expert) or --task; without a known task only kernel properties are reported.
+PATH is a submission folder, one source file (.py/.cu/.cuh), or a folder of submissions.
+The task of a submission is --task (an id or a task folder), else the enclosing task folder
+(tasks/<task>/expert), else the nearest enclosing folder named like a task (corpus/<task>/<variant>,
+runs/<run>/<task>/, anywhere/<task>/<variant>); without one only kernel properties are reported.
+The tasks and the property catalogue: --tasks-root / --catalogue, else ${ENV_SUITE} (a folder with
+tasks/ and optionally rubrics/properties.toml), else the bundled suite.
+--out creates missing folders, writes atomically, never overwrites an analysed input, and
+overwrites an existing file only if d2k wrote it (or with --force).
 The compiled layer runs nvcc (sm_90: PTX, SASS where cuobjdump exists, -Xptxas -v) when nvcc is
 on PATH, caching by content under $XDG_CACHE_HOME/d2k-bench/compiled; without nvcc it is skipped.
 
-exit status: 0 all analysed, 1 some files could not be analysed, 2 usage error.
+{exit_codes.HELP}
 """
 
 
@@ -67,9 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="submission folders, source files, or folders of them (e.g. corpus/)")
-    p.add_argument("--task", metavar="ID", help="task id to score every submission against (default: from the folder layout)")
+    p.add_argument("--task", metavar="ID|DIR", help="task id, or task folder, to score every submission against (default: from the folder layout)")
     p.add_argument("--format", default="table", choices=list(FORMATS), help="output format (default: table, a terminal summary)")
-    p.add_argument("--out", metavar="FILE", help="write the report to FILE instead of standard output")
+    p.add_argument("--out", metavar="FILE", help="write the report to FILE instead of standard output (missing folders are created)")
+    p.add_argument("--force", action="store_true", help="let --out overwrite an existing file that d2k did not write")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                    help="parallel analysis processes and compile threads (default: all cores, %(default)s here)")
     p.add_argument("--no-compiled", action="store_true", help="skip the compiled-artifact layer (no nvcc)")
@@ -92,8 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-judge-cache", action="store_true", help="neither read nor write the verdict cache")
     g.add_argument("--judge-concurrency", type=int, default=4, metavar="N", help="judge requests in flight (default: %(default)s)")
     g.add_argument("--judge-timeout", type=float, default=120.0, metavar="S", help="seconds per judge request (default: %(default)s)")
-    p.add_argument("--tasks-dir", metavar="DIR", help=argparse.SUPPRESS)
-    p.add_argument("--catalogue", metavar="FILE", help=argparse.SUPPRESS)
+    p.add_argument("--tasks-root", metavar="DIR", help=f"folder of task folders (default: ${ENV_SUITE}/tasks, else the bundled tasks)")
+    p.add_argument("--catalogue", metavar="FILE",
+                   help=f"property catalogue (default: ${ENV_SUITE}/rubrics/properties.toml if present, else the bundled one)")
+    p.add_argument("--tasks-dir", dest="tasks_root", help=argparse.SUPPRESS)  # the old name, kept for scripts
     return p
 
 
@@ -101,11 +117,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load_catalogue_or_fail(path: str | None) -> Catalogue:
-    file = Path(path) if path else default_catalogue_path()
     try:
+        file = catalogue_path(path)
         return load_catalogue(file)
+    except LocationError as exc:
+        raise UsageError(str(exc)) from None
     except SpecError as exc:
         raise UsageError(f"cannot load the property catalogue {file}:\n{exc}") from None
+
+
+def tasks_root_or_fail(flag: str | None) -> Path:
+    try:
+        return tasks_root(flag)
+    except LocationError as exc:
+        raise UsageError(str(exc)) from None
 
 
 # --- main -------------------------------------------------------------------------------------
@@ -133,6 +158,23 @@ def _progress(total: int, stderr_console):
     return _Bar()
 
 
+def is_analysed_input(paths: list[Path]):
+    """Whether a file is one the analyzer reads under ``paths``: a PATH itself, or a source file
+    (or labels.toml) below a PATH folder. Answers without walking the tree."""
+    from .sources import SOURCE_SUFFIXES
+
+    roots = [p.resolve() for p in paths]
+
+    def check(target: Path) -> bool:
+        t = target.resolve()
+        if any(t == r for r in roots):
+            return True
+        readable = t.suffix.lower() in SOURCE_SUFFIXES or t.name == "labels.toml"
+        return readable and t.exists() and any(r.is_dir() and t.is_relative_to(r) for r in roots)
+
+    return check
+
+
 def check_inputs(args: argparse.Namespace) -> list[Path]:
     paths = [Path(p) for p in args.paths]
     missing = [str(p) for p in paths if not p.exists()]
@@ -145,21 +187,41 @@ def check_inputs(args: argparse.Namespace) -> list[Path]:
     if args.judge_timeout <= 0:
         raise UsageError("--judge-timeout must be positive")
     if args.out:
-        parent = Path(args.out).resolve().parent
-        if not parent.is_dir():
-            raise UsageError(f"--out: folder {parent} does not exist")
-        if Path(args.out).is_dir():
-            raise UsageError(f"--out: {args.out} is a folder; give a file name")
+        try:
+            outputs.check_target(Path(args.out), force=args.force, is_input=is_analysed_input(paths))
+        except outputs.OutputRefused as exc:
+            raise UsageError(f"--out: {exc}") from None
     return paths
+
+
+def resolve_task(arg: str, root: Path, tasks: dict, catalogue: Catalogue) -> str:
+    """``--task`` as an id or a task folder; a folder outside the tasks root is loaded and added."""
+    try:
+        folder = resolve_task_arg(arg, root)
+    except UnknownTask as exc:
+        known = ", ".join(sorted(tasks)) or "none found"
+        raise UsageError(f"{exc}; usable tasks: {known}") from None
+    if folder.name in tasks and tasks[folder.name].path.resolve() == folder:
+        return folder.name
+    task, problems = check_task(folder, catalogue)
+    if task is None or problems:
+        raise UsageError(f"--task {arg}: the task spec is not usable:\n" + "\n".join(map(str, problems)))
+    tasks[task.id] = task
+    return task.id
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def main(argv: Iterable[str] | None = None) -> int:
     from rich.console import Console
 
-    stderr = Console(stderr=True, highlight=False)
+    stderr = Console(stderr=True, highlight=False, soft_wrap=True)  # one problem, one line (greppable)
     warn = lambda msg: stderr.print(f"d2k-analyze: warning: {msg}", markup=False)  # noqa: E731
     parser = build_parser()
     args = parser.parse_args(list(argv) if argv is not None else None)  # exits 2 on a bad option
+    exit_codes.install_sigterm_handler()
     try:
         return run(args, stderr, warn)
     except UsageError as exc:
@@ -167,7 +229,10 @@ def main(argv: Iterable[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         stderr.print("d2k-analyze: interrupted", markup=False)
-        return 130
+        return exit_codes.INTERRUPTED
+    except exit_codes.Terminated:
+        stderr.print("d2k-analyze: terminated", markup=False)
+        return exit_codes.TERMINATED
 
 
 def run(args: argparse.Namespace, stderr, warn) -> int:
@@ -182,14 +247,23 @@ def run(args: argparse.Namespace, stderr, warn) -> int:
         return run_cli(args, load_catalogue_or_fail(args.catalogue), UsageError)
     paths = check_inputs(args)
     catalogue = load_catalogue_or_fail(args.catalogue)
-    tasks = pipeline.load_task_index(Path(args.tasks_dir) if args.tasks_dir else None, catalogue, warn)
-    if args.task and args.task not in tasks:
-        known = ", ".join(sorted(tasks)) or "none found"
-        raise UsageError(f"unknown task '{args.task}' (known tasks: {known})")
+    root = tasks_root_or_fail(args.tasks_root)
+    task_problems: list[str] = []
 
-    jobs = pipeline.jobs_for(paths, args.task)
+    def task_warning(msg: str) -> None:  # an unusable task spec makes the run incomplete
+        task_problems.append(msg)
+        warn(msg)
+
+    tasks = pipeline.load_task_index(root, catalogue, task_warning)
+    task = resolve_task(args.task, root, tasks, catalogue) if args.task else None
+
+    jobs = pipeline.jobs_for(paths, task, root)
     if not jobs:
         raise UsageError(f"no submissions (.py/.cu/.cuh sources) found under {', '.join(map(str, paths))}")
+    no_task = [j for j in jobs if j.task is None]
+    if no_task:
+        warn(f"{plural(len(no_task), 'submission')} with no task (e.g. {no_task[0].path}): kernel properties only, "
+             "no implementation score; put it under a folder named like its task or pass --task")
     mode = judge_mode(args)
     options = pipeline.Options(args.task, args.jobs, not args.no_compiled, judge_settings(args, mode) if mode != "none" else None)
     with _progress(len(jobs), stderr) as tick:
@@ -201,8 +275,6 @@ def run(args: argparse.Namespace, stderr, warn) -> int:
         finally:
             stop()
     results = outcome.results
-    for line in outcome.judge_errors:
-        stderr.print(f"d2k-analyze: {line}", markup=False)
     if outcome.judge_totals is not None:
         stderr.print(f"d2k-analyze: {outcome.judge_totals.line()} ({options.judge.client.model})", markup=False)
 
@@ -217,10 +289,15 @@ def run(args: argparse.Namespace, stderr, warn) -> int:
             evaluation.layers = evaluate_layers(results, paths, catalogue, tasks, judged=True)
     report = Report(results, catalogue, tasks, evaluation, outcome.judge_totals)
     write_report(report, args, stderr)
-    failed = [r for r in results if r.failed]
-    if failed:
-        stderr.print(f"d2k-analyze: {len(failed)} of {len(results)} submissions had files that could not be analysed", markup=False)
-    return EXIT_SOME_FAILED if failed else EXIT_OK
+    problems = task_problems + [f"{r.analysis.name}: {p}" for r in results for p in r.problems]
+    for line in problems[:MAX_LISTED]:
+        stderr.print(f"d2k-analyze: incomplete: {line}", markup=False)
+    if len(problems) > MAX_LISTED:
+        stderr.print(f"d2k-analyze: ... and {len(problems) - MAX_LISTED} more", markup=False)
+    incomplete = [r for r in results if r.problems]
+    if incomplete:
+        stderr.print(f"d2k-analyze: {len(incomplete)} of {plural(len(results), 'submission')} could not be analysed in full", markup=False)
+    return exit_codes.status(len(problems))
 
 
 # --- the LLM judge ----------------------------------------------------------------------------
@@ -281,10 +358,10 @@ def write_report(report, args: argparse.Namespace, stderr) -> None:
     text = FORMATS[args.format](report)
     if args.out:
         try:
-            Path(args.out).write_text(text, encoding="utf-8")
+            outputs.write_text(Path(args.out), text)
         except OSError as exc:
             raise UsageError(f"--out: cannot write {args.out} ({exc.strerror or exc})") from None
-        stderr.print(f"d2k-analyze: wrote {len(report.results)} submissions ({args.format}) to {args.out}", markup=False)
+        stderr.print(f"d2k-analyze: wrote {plural(len(report.results), 'submission')} ({args.format}) to {args.out}", markup=False)
     else:
         sys.stdout.write(text)
     if report.evaluation is not None and args.format != "table":

@@ -70,8 +70,10 @@ def load_task_index(root: Path | None, catalogue: Catalogue, warn: Warn) -> dict
     return tasks
 
 
-def jobs_for(paths: list[Path], task: str | None = None) -> list[Job]:
-    return [Job(name, path, t) for name, path, t in find_submissions(paths, task)]
+def jobs_for(paths: list[Path], task: str | None = None, tasks_root: Path | None = None) -> list[Job]:
+    """One job per submission under ``paths``; the task is ``task``, else from the layout
+    (:mod:`d2k_spec.layout`, against ``tasks_root``)."""
+    return [Job(name, path, t) for name, path, t in find_submissions(paths, task, tasks_root)]
 
 
 # --- static layers, in parallel processes -----------------------------------------------------

@@ -1,8 +1,11 @@
 """Reading the files a user points the analyzer at.
 
 The analyzer must survive whatever a benchmark run leaves on disk: binary blobs, Latin-1 files,
-multi-megabyte generated headers, unreadable files, symlink loops. Every such case becomes a
-warning string and the walk goes on; nothing here imports or executes what it reads.
+multi-megabyte generated headers, unreadable files, symlink loops. The walk always goes on; nothing
+here imports or executes what it reads. A source file that cannot be analysed (unreadable, binary,
+over the size limit) comes back as a :class:`SourceFile` with ``text`` None and ``error`` saying
+why: one record per file, which makes the analysis of its submission incomplete (exit status 1).
+What can still be analysed (e.g. bytes that are not UTF-8, replaced) is a warning.
 """
 
 from __future__ import annotations
@@ -30,22 +33,21 @@ def file_kind(path: Path) -> str:
     return "other"
 
 
-def read_source(path: Path) -> tuple[SourceFile | None, list[str]]:
-    """Read one file; return (SourceFile or None when skipped, warnings)."""
+def read_source(path: Path) -> tuple[SourceFile, list[str]]:
+    """Read one file; return (SourceFile, warnings). ``text`` is None when it cannot be analysed."""
     kind = file_kind(path)
     try:
         size = path.stat().st_size
     except OSError as exc:
-        return SourceFile(path, kind, None, f"cannot stat: {exc.strerror or exc}"), [f"{path}: cannot read ({exc.strerror or exc})"]
+        return SourceFile(path, kind, None, f"cannot read: {exc.strerror or exc}"), []
     if size > MAX_BYTES:
-        return None, [f"{path}: skipped, {size / 1e6:.1f} MB is over the {MAX_BYTES // (1024 * 1024)} MB limit"]
+        return SourceFile(path, kind, None, f"skipped: {size / 1e6:.1f} MB is over the {MAX_BYTES // (1024 * 1024)} MB limit"), []
     try:
         data = path.read_bytes()
     except OSError as exc:
-        reason = exc.strerror or str(exc)
-        return SourceFile(path, kind, None, f"cannot read: {reason}"), [f"{path}: cannot read ({reason})"]
+        return SourceFile(path, kind, None, f"cannot read: {exc.strerror or exc}"), []
     if b"\x00" in data[:8192]:
-        return None, [f"{path}: skipped, looks binary (NUL bytes)"]
+        return SourceFile(path, kind, None, "skipped: looks binary (NUL bytes)"), []
     try:
         text = data.decode("utf-8")
         warnings: list[str] = []
@@ -93,7 +95,8 @@ def _walk(folder: Path, seen: set[tuple[int, int]], warnings: list[str]) -> list
 
 
 def collect_sources(paths: list[Path]) -> tuple[list[SourceFile], list[str]]:
-    """Every readable source file under ``paths`` (files or folders), and the warnings met."""
+    """Every source file under ``paths`` (files or folders; ``text`` None where it cannot be
+    analysed), and the warnings met."""
     warnings: list[str] = []
     files: list[Path] = []
     seen_dirs: set[tuple[int, int]] = set()
@@ -125,6 +128,5 @@ def collect_sources(paths: list[Path]) -> tuple[list[SourceFile], list[str]]:
         seen_files.add(real)
         source, found = read_source(path)
         warnings += found
-        if source is not None:
-            sources.append(source)
+        sources.append(source)
     return sources, warnings

@@ -2,8 +2,10 @@
 
 A submission is a folder holding ``submission.py`` or any ``.py``/``.cu`` file directly (its
 sub-folders belong to it), or a standalone source file. Task folders (with ``task.toml``) are not
-submissions themselves: only their expert implementation is. The task id comes from the layout
-(``corpus/<task>/<variant>``, ``runs/<run>/<task>``, ``tasks/<task>/expert``) unless given.
+submissions themselves: only their expert implementation is. The task id is ``--task`` or comes
+from the layout by the convention all commands share (:mod:`d2k_spec.layout`): the enclosing task
+folder, else the nearest enclosing folder named like a task of the tasks root
+(``corpus/<task>/<variant>``, ``runs/<run>/<task>``, ``anywhere/<task>/<variant>``).
 """
 
 from __future__ import annotations
@@ -11,27 +13,25 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from d2k_spec.layout import enclosing_task
+
 from .sources import SKIP_DIRS, SOURCE_SUFFIXES
 
 SUBMISSION_SUFFIXES = {".py", ".cu", ".cuh"}
-WILD = "wild"  # corpus/wild/: real public kernels, labelled by property only (no task)
 
 
-def infer_task(path: Path) -> str | None:
-    """Task id from the folder layout, or None."""
+def infer_task(path: Path, tasks_root: Path | None = None) -> str | None:
+    """Task id from the folder layout (:func:`d2k_spec.layout.enclosing_task`), or None.
+    ``tasks_root`` defaults to the suite in effect."""
+    if tasks_root is None:
+        from d2k_spec.task import default_tasks_root
+
+        tasks_root = default_tasks_root()
     try:
-        parts = Path(os.path.abspath(path)).parts
+        folder = enclosing_task(Path(path), tasks_root)
     except (OSError, ValueError):
-        parts = Path(path).parts
-    for i in range(len(parts) - 1, -1, -1):
-        part = parts[i]
-        if part == "corpus" and i + 1 < len(parts) and (i + 2 < len(parts) or Path(path).is_dir()):
-            return None if parts[i + 1] == WILD else parts[i + 1]
-        if part == "runs" and i + 2 < len(parts):
-            return parts[i + 2]
-        if part == "tasks" and i + 2 < len(parts):
-            return parts[i + 1]
-    return None
+        return None
+    return folder.name if folder is not None else None
 
 
 def _is_submission_folder(folder: Path, names: list[str]) -> bool:
@@ -66,8 +66,9 @@ def _walk(folder: Path, seen: set[tuple[int, int]], out: list[Path]) -> None:
             continue
 
 
-def find_submissions(paths: list[Path], task: str | None = None) -> list[tuple[str, Path, str | None]]:
-    """(name, folder-or-file, task id) for every submission under ``paths``."""
+def find_submissions(paths: list[Path], task: str | None = None, tasks_root: Path | None = None) -> list[tuple[str, Path, str | None]]:
+    """(name, folder-or-file, task id) for every submission under ``paths``; the task is ``task``
+    if given, else inferred from the layout against ``tasks_root`` (default: the suite in effect)."""
     found: list[Path] = []
     seen: set[tuple[int, int]] = set()
     for raw in paths:
@@ -85,5 +86,5 @@ def find_submissions(paths: list[Path], task: str | None = None) -> list[tuple[s
         if name in names:
             continue
         names.add(name)
-        out.append((name, sub, task or infer_task(sub)))
+        out.append((name, sub, task or infer_task(sub, tasks_root)))
     return out

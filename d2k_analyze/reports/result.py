@@ -15,6 +15,9 @@ from ..judge.records import JudgeTotals, SubmissionJudgement
 from ..model import Span, SubmissionAnalysis, SubmissionScore
 
 
+COMPILE_FAILED = "compiled layer: failed"  # the status line of a failed nvcc run (compiled.combine)
+
+
 @dataclass
 class SubmissionResult:
     """One analysed submission. ``score`` is None without a known task; ``compiled`` is the
@@ -32,6 +35,18 @@ class SubmissionResult:
     @property
     def failed(self) -> bool:
         return bool(self.analysis.errors)
+
+    @property
+    def problems(self) -> list[str]:
+        """Why this submission could not be analysed in full, one line each: files that could not
+        be read (unreadable, binary, too large), a failed compile in the compiled layer, a judge
+        request that failed. Any of them makes the run's exit status 1 (d2k_spec.exit_codes)."""
+        out = list(self.analysis.errors)
+        if self.compiled.startswith(COMPILE_FAILED):
+            out.append(self.compiled)
+        if self.judge is not None:
+            out += [f"judge ({g.kind}): {g.error}" for g in self.judge.records if g.error]
+        return out
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -57,7 +58,8 @@ def test_help_explains_with_examples(capsys):
         (["/no/such/folder"], "no such file or folder: /no/such/folder"),
         (["{corpus}", "--task", "nope"], "unknown task 'nope'"),
         (["{corpus}", "--jobs", "0"], "--jobs must be at least 1"),
-        (["{corpus}", "--out", "/no/such/dir/x.json"], "does not exist"),
+        (["{corpus}", "--out", "{corpus}"], "is one of the analysed inputs"),
+        (["{corpus}", "--out", "{empty}"], "is a folder"),
         (["{empty}", "--eval-labels"], "no submissions"),
     ],
 )
@@ -136,3 +138,88 @@ def test_eval_labels_prints_metrics(corpus, tmp_path, capsys):
 def test_eval_labels_without_labels_is_a_usage_error(corpus, tmp_path, capsys):
     assert cli.main([str(corpus / "softmax" / "v2"), "--eval-labels", "--no-compiled"]) == 2
     assert "no labels.toml" in capsys.readouterr().err
+
+
+def test_out_never_overwrites_an_analysed_input_even_with_force(corpus, capsys):
+    target = corpus / "softmax" / "v1" / "submission.py"
+    before = target.read_text()
+    for extra in ([], ["--force"]):
+        assert cli.main([str(corpus / "softmax" / "v1"), "--format", "md", "--out", str(target), "--no-compiled", *extra]) == 2
+        assert "one of the analysed inputs" in capsys.readouterr().err
+    assert target.read_text() == before
+    # a single analysed file given as PATH is protected the same way
+    assert cli.main([str(target), "--format", "md", "--out", str(target), "--no-compiled", "--force"]) == 2
+
+
+def test_out_refuses_a_file_it_did_not_write_unless_force(corpus, tmp_path, capsys):
+    mine = tmp_path / "notes.md"
+    mine.write_text("my own notes\n")
+    assert cli.main([str(corpus), "--format", "md", "--out", str(mine), "--no-compiled"]) == 2
+    assert "was not written by d2k: use --force" in capsys.readouterr().err
+    assert mine.read_text() == "my own notes\n"
+    assert cli.main([str(corpus), "--format", "md", "--out", str(mine), "--no-compiled", "--force"]) == 0
+    assert mine.read_text().startswith("# D2K-Bench static analysis")
+    # the tool's own file is overwritten without --force (re-running a command just works)
+    assert cli.main([str(corpus), "--format", "html", "--out", str(mine), "--no-compiled"]) == 0
+    assert mine.read_text().startswith("<!DOCTYPE html>")
+    assert not list(tmp_path.glob(".notes.md.*.tmp"))  # the atomic write leaves no temporary file
+
+
+def test_out_into_a_missing_folder_creates_it(corpus, tmp_path, capsys):
+    out = tmp_path / "new" / "deeper" / "r.jsonl"
+    assert cli.main([str(corpus), "--format", "jsonl", "--out", str(out), "--no-compiled"]) == 0
+    assert out.is_file()
+    assert "wrote 3 submissions (jsonl)" in capsys.readouterr().err
+    assert cli.main([str(corpus / "softmax" / "v1"), "--format", "jsonl", "--out", str(out), "--no-compiled"]) == 0
+    assert "wrote 1 submission (jsonl)" in capsys.readouterr().err
+
+
+def test_task_from_any_task_named_folder_and_task_as_folder(tmp_path, capsys):
+    from pathlib import Path
+
+    sub = tmp_path / "somewhere" / "softmax" / "mine"
+    sub.mkdir(parents=True)
+    (sub / "kernel.cu").write_text(KERNEL)
+    assert cli.main([str(sub), "--no-compiled", "--format", "md"]) == 0
+    assert "task: softmax · implementation score" in capsys.readouterr().out
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "kernel.cu").write_text(KERNEL)
+    task_folder = Path(cli.__file__).resolve().parents[1] / "tasks" / "softmax"
+    assert cli.main([str(loose), "--no-compiled", "--format", "md", "--task", str(task_folder)]) == 0
+    assert "task: softmax · implementation score" in capsys.readouterr().out
+
+
+def test_no_task_is_said_not_silent(tmp_path, capsys):
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "kernel.cu").write_text(KERNEL)
+    assert cli.main([str(loose), "--no-compiled"]) == 0
+    err = capsys.readouterr().err
+    assert "1 submission with no task" in err and "--task" in err
+
+
+@pytest.mark.parametrize("make", ["binary", "huge", "broken_task"])
+def test_incomplete_analysis_exits_1_and_lists_each_problem_once(corpus, tmp_path, capsys, monkeypatch, make):
+    import shutil
+
+    from d2k_analyze import sources
+
+    argv = [str(corpus), "--no-compiled", "--format", "md"]
+    if make == "binary":
+        (corpus / "softmax" / "v2" / "blob.cu").write_bytes(b"\x00\x01" * 50)
+        needle = "blob.cu: skipped: looks binary"
+    elif make == "huge":
+        monkeypatch.setattr(sources, "MAX_BYTES", 100)
+        needle = "kernel.cu: skipped"
+    else:
+        root = tmp_path / "suite"
+        shutil.copytree(Path(cli.__file__).resolve().parents[1] / "tasks", root)
+        (root / "layernorm" / "task.toml").write_text("id = \n")
+        argv += ["--tasks-root", str(root)]
+        needle = "task layernorm not usable for scoring"
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if needle in ln]
+    assert len(lines) == (1 if make != "huge" else 3) or make == "broken_task"

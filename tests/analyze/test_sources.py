@@ -35,8 +35,11 @@ def test_binary_file_is_skipped(tmp_path):
     (tmp_path / "blob.cu").write_bytes(b"\x00\x01\x02" * 100)
     (tmp_path / "ok.cu").write_text(GOOD)
     files, warnings = collect_sources([tmp_path])
-    assert [f.path.name for f in files] == ["ok.cu"]
-    assert any("binary" in w for w in warnings)
+    assert [f.path.name for f in files if f.text is not None] == ["ok.cu"]
+    assert [(f.path.name, f.error) for f in files if f.text is None] == [("blob.cu", "skipped: looks binary (NUL bytes)")]
+    assert warnings == []
+    [result] = analyze_paths([tmp_path], catalogue=None)
+    assert result.errors == [f"{tmp_path / 'blob.cu'}: skipped: looks binary (NUL bytes)"]  # incomplete: exit 1
 
 
 def test_huge_file_is_skipped(tmp_path, monkeypatch):
@@ -44,8 +47,8 @@ def test_huge_file_is_skipped(tmp_path, monkeypatch):
     (tmp_path / "big.cu").write_text("// x\n" * 400)
     (tmp_path / "ok.cu").write_text(GOOD)
     files, warnings = collect_sources([tmp_path])
-    assert [f.path.name for f in files] == ["ok.cu"]
-    assert any("big.cu" in w and "limit" in w for w in warnings)
+    assert [f.path.name for f in files if f.text is not None] == ["ok.cu"]
+    assert [f.path.name for f in files if f.text is None and "limit" in f.error] == ["big.cu"]
 
 
 def test_empty_folder_warns(tmp_path):
@@ -86,7 +89,8 @@ def test_unreadable_file_does_not_stop_analysis(tmp_path, monkeypatch, catalogue
     monkeypatch.setattr(Path, "read_bytes", flaky)
     [result] = analyze_paths([tmp_path], catalogue=catalogue)
     assert [u.unit.name for u in result.units] == ["k2"]
-    assert any("a.cu" in e for e in result.errors)
+    assert result.errors == [f"{tmp_path / 'a.cu'}: cannot read: Permission denied"]
+    assert not any("a.cu" in w for w in result.warnings)  # listed once, as an error
 
 
 def test_syntax_error_is_reported_and_rest_analysed(tmp_path, catalogue):
