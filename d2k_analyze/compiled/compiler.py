@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from . import cache
+from . import cache, processes
 from .artifacts import KernelArtifact, kernel_artifacts
 from .toolchain import Toolchain
 from .units import TranslationUnit
@@ -73,7 +73,7 @@ def _run_nvcc(tc: Toolchain, src: Path, include: str, arch: str, work: Path) -> 
         tc.nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "--keep", "--keep-dir", str(work),
         "-I", include, "-o", str(work / "kernel.cubin"), str(src),
     ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=work)
+    return processes.run(cmd, timeout=TIMEOUT_S, cwd=work)
 
 
 def _compile_uncached(tu: TranslationUnit, tc: Toolchain) -> CompileResult:
@@ -90,18 +90,20 @@ def _compile_uncached(tu: TranslationUnit, tc: Toolchain) -> CompileResult:
                 proc = _run_nvcc(tc, src, include, arch, work)
         except subprocess.TimeoutExpired:
             return CompileResult(tu.label, "failed", f"nvcc timed out after {TIMEOUT_S} s", arch)
+        except processes.Stopped:
+            return CompileResult(tu.label, "skipped", "stopped before compiling", arch)
         except OSError as exc:
             return CompileResult(tu.label, "failed", f"cannot run nvcc: {exc}", arch)
         log = proc.stderr + proc.stdout
+        if proc.returncode < 0:  # killed (the analysis is stopping): not the source's fault, not cached
+            return CompileResult(tu.label, "failed", f"nvcc killed by signal {-proc.returncode}", arch)
         if proc.returncode != 0:
             return CompileResult(tu.label, "failed", first_error(log.replace(str(src), tu.origin)), arch)
         ptx = "\n".join(p.read_text(errors="replace") for p in sorted(work.glob("*.ptx")))
         sass = ""
         if tc.cuobjdump:
             try:
-                dump = subprocess.run(
-                    [tc.cuobjdump, "-sass", str(work / "kernel.cubin")], capture_output=True, text=True, timeout=TIMEOUT_S
-                )
+                dump = processes.run([tc.cuobjdump, "-sass", str(work / "kernel.cubin")], timeout=TIMEOUT_S)
                 sass = dump.stdout if dump.returncode == 0 else ""
             except (OSError, subprocess.SubprocessError):
                 sass = ""
@@ -132,10 +134,20 @@ def compile_unit(tu: TranslationUnit, tc: Toolchain) -> CompileResult:
 
 
 def compile_all(units: list[TranslationUnit], tc: Toolchain, jobs: int = 1) -> list[CompileResult]:
-    """Compile units in parallel (``jobs`` threads; nvcc does the work in its own processes)."""
+    """Compile units in parallel (``jobs`` threads; nvcc does the work in its own processes).
+
+    An interrupt or SIGTERM (raised in this, the main, thread) kills every running compiler's
+    process group, cancels what has not started, and waits for the threads to clean up their
+    temporary folders before it propagates."""
     if not units:
         return []
     if jobs <= 1 or len(units) == 1:
         return [compile_unit(tu, tc) for tu in units]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(lambda tu: compile_unit(tu, tc), units))
+        try:
+            return list(pool.map(lambda tu: compile_unit(tu, tc), units))
+        except BaseException:
+            processes.stop_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            processes.resume()
+            raise

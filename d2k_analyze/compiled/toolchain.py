@@ -6,6 +6,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from . import processes
+
 
 @dataclass(frozen=True)
 class Toolchain:
@@ -23,7 +25,7 @@ class Toolchain:
 
 def _nvcc_version(nvcc: str) -> str:
     try:
-        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30).stdout
+        out = processes.run([nvcc, "--version"], timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     lines = [line.strip() for line in out.splitlines() if line.strip()]
