@@ -96,11 +96,15 @@ class KernelUnit:
 
 @dataclass(frozen=True)
 class PropertyFinding:
+    """``error`` names the kind of internal failure behind a finding ("detector": the detector
+    raised); None for every honest finding, including "cannot be decided" ones."""
+
     property: str
     status: Status
     confidence: Confidence
     evidence: tuple[Evidence, ...] = ()
     reason: str = ""
+    error: str | None = None
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from d2k_spec.catalogue import Catalogue
 from ..model import Evidence, PropertyFinding, Status, SubmissionAnalysis, UnitAnalysis
 from .artifacts import KernelArtifact
 from .compiler import CompileResult
-from .signatures import PATTERNS, REFUTABLE, UPGRADABLE
+from .signatures import pattern, refutable, upgradable
 
 
 def kernels_for(unit_name: str, results: list[CompileResult]) -> list[KernelArtifact]:
@@ -53,16 +53,16 @@ def combine_finding(
                 evidence=finding.evidence + (_evidence(ua, kernels, prop, arch),),
                 reason=f"{finding.reason}; {note}" if finding.reason else note,
             )
-        if prop in REFUTABLE:
+        if prop in refutable():
             symbols = ", ".join(sorted({k.symbol for k in kernels}))
             reason = (
                 f"refuted by the compiled layer: the source shows {prop}, but the {arch} code of {symbols} "
-                f"has no matching instruction (/{PATTERNS[prop][0]}/)"
+                f"has no matching instruction (/{pattern(prop)}/)"
             )
             refutation = Evidence(ua.unit.span, "", "compiled", "high", reason)
             return PropertyFinding(prop, Status.ABSENT, "high", finding.evidence + (refutation,), reason)
         return finding
-    if emitted and prop in UPGRADABLE and (finding is None or finding.confidence != "high"):
+    if emitted and prop in upgradable() and (finding is None or finding.confidence != "high"):
         was = "no syntax finding" if finding is None else f"syntax said {finding.status.value} ({finding.confidence})"
         reason = f"upgraded by the compiled layer ({was}): the instruction was emitted"
         old = finding.evidence if finding else ()

@@ -1,69 +1,54 @@
-"""Which emitted instructions evidence which catalogue property.
+"""Scanning compiled code for the instructions that evidence properties.
 
-Two sets matter for combining with syntax findings (see :mod:`.combine`):
-
-* ``REFUTABLE``: properties that cannot be live without their instruction in the kernel's code.
-  A syntax finding of PRESENT with no such instruction in the compiled kernel is refuted.
-* ``UPGRADABLE``: properties where the instruction *is* the property, so its presence can lift a
-  medium-confidence ABSENT / NOT_APPLICABLE to PRESENT.
-
-Other properties (fast_math, cache_hints...) are recorded as compiled evidence only: the compiler
-emits ``ex2.approx`` for plain ``expf`` and ``ld.global.nc`` for ``const __restrict__`` pointers,
-so the instruction alone proves neither the design choice nor its absence.
+The patterns are not kept here: each detector declares its property's :class:`Signature` next
+to its recognition logic (``d2k_analyze/detectors/<property>.py``); this module only applies
+them to one kernel's PTX or SASS.
 """
 
 from __future__ import annotations
 
 import re
-
-# property -> (PTX pattern, SASS pattern); None where the artifact has no reliable marker.
-PATTERNS: dict[str, tuple[str | None, str | None]] = {
-    "tensor_cores": (
-        r"\b(?:wmma\.mma|mma\.sync|mma\.sp|wgmma\.mma_async|tcgen05\.mma)\S*",
-        r"\b(?:HMMA|HGMMA|IMMA|IGMMA|QGMMA|DMMA|BMMA|UTC\w*MMA)\S*",
-    ),
-    "async_copy": (r"\bcp\.async\S*", r"\b(?:LDGSTS|UTMALDG|UBLKCP)\S*"),
-    "tma": (r"\bcp(?:\.reduce)?\.async\.bulk\.tensor\S*", r"\b(?:UTMALDG|UTMASTG|UTMAREDG|UTMAPF)\S*"),
-    "ldmatrix": (r"\b(?:ldmatrix|stmatrix)\S*", r"\b(?:LDSM|STSM)\S*"),
-    "vectorized_access": (
-        r"\b(?:ld|st)\.(?:global|shared)(?:\.[\w:]+)*?\.v[248]\.\w+",
-        r"\b(?:LDG|STG|LDS|STS)(?:\.\w+)*\.(?:64|128|256)\b\S*",
-    ),
-    "warp_shuffle_reduction": (r"\b(?:shfl\.sync|redux\.sync)\S*", r"\b(?:SHFL|REDUX)\S*"),
-    "mbarrier": (r"\bmbarrier\.\S+", r"\bSYNCS\.\S+"),
-    "atomics": (r"(?<![.\w])(?:atom|red)\.[\w.:]+", r"\b(?:ATOMG?|ATOMS|RED)\.\S+"),
-    "fast_math": (r"\b(?:ex2|lg2|rsqrt|rcp|div|sin|cos|tanh)\.approx\S*", r"\bMUFU\.\S+"),
-    "cache_hints": (r"\b(?:ld\.global\.(?:nc|cs|lu|cv)|st\.global\.(?:cs|wt))\S*|\.L2::(?:evict_\w+|cache_hint)|\bcreatepolicy\S*", r"\bLDG\S*\.CONSTANT\S*|\b(?:LDG|STG)\S*\.E[FL]\b\S*"),
-    "programmatic_dependent_launch": (r"\bgriddepcontrol\S*", None),
-    "thread_block_cluster": (r"\bbarrier\.cluster\S*|\bmapa\S*|\.shared::cluster\b|%cluster_\w+", r"\bUCGABAR\S*"),
-    "warp_specialization": (r"\bsetmaxnreg\S*", r"\bUSETMAXREG\S*"),
-    "launch_bounds": (r"\.(?:maxntid|minnctapersm|maxnreg)\b[^\n]*", None),
-}
-
-REFUTABLE = frozenset({"tensor_cores", "async_copy", "tma", "ldmatrix", "warp_shuffle_reduction", "mbarrier", "atomics"})
-UPGRADABLE = frozenset({"tensor_cores", "async_copy", "tma", "ldmatrix", "vectorized_access", "warp_shuffle_reduction"})
-
-_COMPILED = {
-    prop: tuple(re.compile(p) if p else None for p in pats) for prop, pats in PATTERNS.items()
-}
+from functools import lru_cache
 
 MAX_SAMPLES = 3
 
 
-def scan(text: str, artifact: str) -> dict[str, tuple[int, tuple[str, ...]]]:
-    """Find every property marker in ``text`` (one kernel's PTX or SASS).
+@lru_cache(maxsize=1)
+def _compiled() -> dict[str, tuple[re.Pattern | None, re.Pattern | None]]:
+    from ..detectors import signatures
 
-    ``artifact`` is "ptx" or "sass". Returns property -> (count, a few distinct matched
-    instructions), for the report's evidence snippet.
-    """
+    return {prop: (re.compile(s.ptx) if s.ptx else None, re.compile(s.sass) if s.sass else None) for prop, s in signatures().items()}
+
+
+def refutable() -> frozenset[str]:
+    from ..detectors import signatures
+
+    return frozenset(p for p, s in signatures().items() if s.refutes)
+
+
+def upgradable() -> frozenset[str]:
+    from ..detectors import signatures
+
+    return frozenset(p for p, s in signatures().items() if s.upgrades)
+
+
+def pattern(prop: str, artifact: str = "ptx") -> str:
+    from ..detectors import signatures
+
+    s = signatures().get(prop)
+    return (s.ptx if artifact == "ptx" else s.sass) or "" if s else ""
+
+
+def scan(text: str, artifact: str) -> dict[str, tuple[int, tuple[str, ...]]]:
+    """Every property marker in ``text`` (one kernel's PTX or SASS): property -> (count, a few
+    distinct matched instructions, for the report's evidence snippet)."""
     index = 0 if artifact == "ptx" else 1
     found: dict[str, tuple[int, tuple[str, ...]]] = {}
-    for prop, patterns in _COMPILED.items():
-        pattern = patterns[index]
-        if pattern is None:
+    for prop, patterns in _compiled().items():
+        rx = patterns[index]
+        if rx is None:
             continue
-        matches = [m.group(0).rstrip(",;") for m in pattern.finditer(text)]
+        matches = [m.group(0).rstrip(",;") for m in rx.finditer(text)]
         if matches:
-            samples = tuple(dict.fromkeys(matches))[:MAX_SAMPLES]
-            found[prop] = (len(matches), samples)
+            found[prop] = (len(matches), tuple(dict.fromkeys(matches))[:MAX_SAMPLES])
     return found

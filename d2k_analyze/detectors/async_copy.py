@@ -1,29 +1,42 @@
-"""async_copy: cp.async / memcpy_async / TMA in CUDA; Triton tensor-descriptor loads, or the
-num_stages convention (explicit num_stages >= 2 with a loop that loads)."""
+"""async_copy: asynchronous global->shared copies.
 
-from __future__ import annotations
+## What it means
+``cp.async`` (PTX or the ``__pipeline_memcpy_async`` / ``cuda::memcpy_async`` /
+``cooperative_groups::memcpy_async`` APIs), TMA bulk tensor copies, or Triton tensor-descriptor
+loads; in Triton also an explicit ``num_stages >= 2`` on a loop that loads (the compiler then
+issues async copies).
 
-from ._base import absent, first, present
-from ._common import stages_decision
-from .tma import descriptor_loads
+## How it is detected
+Accesses recorded with ``via = async`` (memcpy_async APIs and ``cp.async`` PTX with its operands
+resolved), TMA / bulk-copy PTX, CuTe copy atoms; Triton: descriptor loads, else the
+``num_stages`` convention (undecided when the compiler default applies).
 
-CUDA_CALLS = ("__pipeline_memcpy_async", "memcpy_async", "cp_async", "cp_async_bulk", "cp_async_bulk_tensor_2d_global_to_shared",
-              "cp_async_bulk_tensor_3d_global_to_shared", "load_async")
-IDENTS = r"^(SM80_CP_ASYNC\w*|SM90_TMA_LOAD\w*|SM90_BULK_COPY\w*)$"
+## Not to be confused with
+``cp.async.bulk`` used only for stores; a ``__pipeline_memcpy_async`` in dead code.
+"""
 
+from ._base import Rule, Signature, absent, present
+from ._queries import stages_decision
 
-def detect_cuda(facts):
-    ids = facts.idents_matching(IDENTS)
-    hits = first(
-        facts.grep_asm(r"\bcp\.async\b|cp\.async\.bulk"),
-        [c for c in facts.calls_named(*CUDA_CALLS) if c.short != "load_async" or "tma" in c.name],
-        facts.grep(r"\b(" + "|".join(sorted(ids)) + r")\b") if ids else [],
-    )
-    return present(hits, "asynchronous global->shared copy") if hits else absent("only synchronous loads")
+RULE = Rule("async_copy", Signature(ptx=r"\bcp\.async\S*", sass=r"\b(?:LDGSTS|UTMALDG|UBLKCP)\S*", refutes=True, upgrades=True))
+COPY_ATOMS = ("SM80_CP_ASYNC", "SM90_TMA_LOAD", "SM90_BULK_COPY", "SM100_TMA", "tma.load_async", "tma::load_async", "load_async")
 
 
-def detect_triton(facts):
-    desc = descriptor_loads(facts)
+@RULE.cuda
+def cuda(f):
+    hits = [a for a in f.accesses if a.via == "async"] + f.asm_matching(r"\bcp\.async\b|cp\.async\.bulk")
+    hits += f.calls_named("memcpy_async", "__pipeline_memcpy_async", "cp_async_bulk_tensor_2d_global_to_shared", "load_async", "tma_load")
+    if hits:
+        return present(hits, "asynchronous global->shared copies (cp.async / memcpy_async / TMA)")
+    atoms = sorted(n for n in f.lib_names_used() if any(h in n for h in COPY_ATOMS))
+    if atoms:
+        return present([f.loc], f"CuTe async copy atoms: {', '.join(atoms[:3])}")
+    return absent("synchronous loads only")
+
+
+@RULE.triton
+def triton(f):
+    desc = [a for a in f.accesses if a.via == "descriptor" and a.kind == "load"]
     if desc:
         return present(desc, "tensor-descriptor (TMA) loads")
-    return stages_decision(facts)
+    return stages_decision(f)

@@ -1,20 +1,25 @@
-"""atomics: CUDA atomic* / cuda::atomic_ref / PTX atom.|red. ; Triton tl.atomic_* (live code only)."""
+"""atomics: atomic read-modify-write operations on memory.
 
-from __future__ import annotations
+## What it means
+The kernel uses CUDA ``atomic*`` functions (any scope: ``atomicAdd_block``, ``atomicAdd_system``)
+or Triton ``tl.atomic_*`` on global or shared memory, or PTX ``atom.`` / ``red.`` instructions.
 
-from ..parsing import rx
-from ._base import absent, first, present
+## How it is detected
+An access of kind ``atomic`` recorded by the interpreter (library intrinsic or ``tl.atomic_*``),
+or inline PTX with an ``atom.``/``red.`` instruction, in live code.
+
+## Not to be confused with
+A helper merely *named* like an atomic that does a plain store: only the library operation counts.
+"""
+
+from ._base import Rule, Signature, absent, present
+
+RULE = Rule("atomics", Signature(ptx=r"(?<![.\w])(?:atom|red)\.[\w.:]+", sass=r"\b(?:ATOMG?|ATOMS|RED)\.\S+", refutes=True))
 
 
-def detect_cuda(facts):
-    hits = first(
-        [c for c in facts.calls if rx.match(r"^atomic[A-Z]\w*$", c.short) or c.short in ("fetch_add", "fetch_max", "fetch_min", "fetch_or", "compare_exchange_strong", "compare_exchange_weak")],
-        facts.grep_asm(r"\b(atom|red)\.(global|shared|add|max|min|cas|exch|inc|dec|and|or|xor|relaxed|acquire|release|acq_rel|gpu|sys|cta)"),
-        facts.grep(r"\b(cuda::)?atomic_ref\b"),
-    )
-    return present(hits, "atomic operation in live code") if hits else absent("no atomics in live code")
-
-
-def detect_triton(facts):
-    hits = [c for c in facts.calls if c.short.startswith("atomic_")]
-    return present(hits, "tl.atomic_* in live code") if hits else absent("no tl.atomic_* in live code")
+@RULE.both
+def detect(f):
+    hits = [a for a in f.accesses if a.kind == "atomic"] + f.asm_matching(r"(?<![.\w])(atom|red)\.(global|shared|add|max|min|inc|cas|exch|relaxed|release|acquire|gpu|sys)")
+    if hits:
+        return present(hits, "atomic read-modify-write in live code")
+    return absent("no atomic operations")

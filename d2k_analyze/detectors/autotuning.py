@@ -1,23 +1,40 @@
-"""autotuning: @triton.autotune with two or more configs; for CUDA, host code in the submission
-that times several configurations and picks one (timing + a config loop)."""
+"""autotuning: a configuration chosen at run time from several candidates.
 
-from __future__ import annotations
+## What it means
+``@triton.autotune`` with more than one config (configs written inline, built by comprehensions
+or functions), or in CUDA a sweep in the submission's own host code that times several
+configurations and picks one.
 
-from ._base import absent, present
+## How it is detected
+Triton: an ``autotune`` decorator (or wrapper) with two or more configs. CUDA: a host-side loop
+that launches the kernel and times it with CUDA events.
+
+## Not to be confused with
+A single config; offline tuning tables (JSON, YAML) read at run time.
+"""
+
+from ..facts.expr import short
+from ._base import Rule, absent, present
+
+RULE = Rule("autotuning")
 
 
-def detect_triton(facts):
-    tuners = [d for d in facts.decorators if d.short == "autotune"]
+@RULE.triton
+def triton(f):
+    tuners = [d for d in f.decorators if getattr(d, "fn", "").endswith("autotune")]
     if not tuners:
         return absent("no @triton.autotune")
-    if facts.n_configs >= 2:
-        return present(tuners, f"@triton.autotune over {facts.n_configs} configs")
-    return absent(f"@triton.autotune with {facts.n_configs} config(s)", tuners)
+    n = len(f.configs)
+    distinct = {repr(sorted((k, tuple(v)) for k, v in cfg.items())) for cfg in f.configs}
+    if n >= 2 and len(distinct) >= 2 or any(len(v) > 1 for cfg in f.configs for v in cfg.values()):
+        return present([f.loc], f"@triton.autotune over {n} config forms")
+    return absent("autotune with a single configuration")
 
 
-def detect_cuda(facts):
-    timing = facts.grep_host(r"cudaEventElapsedTime|elapsed_time\(|do_bench|perf_counter|benchmark")
-    choose = facts.grep_host(r"(?i)\b(best|fastest|candidates?|configs?)\b")
-    if timing and choose:
-        return present(timing[:2] + choose[:2], "host code times configurations and picks one")
-    return absent("no run-time configuration sweep in the submission")
+@RULE.cuda
+def cuda(f):
+    names = f.host_names
+    if {"cudaEventElapsedTime", "cudaEventRecord"} <= names and len(f.launches) >= 2:
+        return present([lf.loc for lf in f.launches][:2], "host code times several launch configurations")
+    del short
+    return absent("no run-time configuration sweep")

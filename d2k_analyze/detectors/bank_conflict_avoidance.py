@@ -1,76 +1,59 @@
-"""bank_conflict_avoidance: explicit shared-memory padding/skew (tile[T][T + 1]), an XOR/rotation
-swizzle of shared-memory indices (or TMA/wgmma 32-128B swizzle modes, CuTe Swizzle<>), or an
-explicit layout permutation. Halo extents, global padding and tile (L2) swizzles do not count."""
+"""bank_conflict_avoidance: shared-memory padding, skew or swizzle.
 
-from __future__ import annotations
+## What it means
+Explicit shared-memory padding (a row pitch of 2^k + a few elements: ``[32][33]``,
+``BK + 4``), an XOR or rotation swizzle of shared-memory indices, a swizzled layout type (CuTe
+``Swizzle<B, M, S>``), or a TMA / wgmma 128/64/32-byte swizzle mode.
 
-import re
+## How it is detected
+On live shared-memory accesses: a constant coefficient in the offset that is a padded power of
+two, or an XOR / rotation (``(a + b) % n``) of a thread- or loop-dependent index. Layout types
+and TMA swizzle modes by their library names (kernel and launching host code).
 
-from ..parsing import rx
-from ._base import absent, first, present
-from ._common import mentions_any, shared_decls, shared_names
+## Not to be confused with
+A padded array that is never read or written (it earns nothing); a conflict-free access order
+chosen without padding or swizzle.
+"""
 
-PAD_NAME = rx.compile(r"(?i)^k?_?(pad|padding|skew)\w*$|_(pad|skew)$|^(PAD|SKEW)\w*$|^k(Pad|Skew)\w*$")
+from ..facts.expr import Op, atoms, num, walk
+from ._base import Rule, absent, present
 
-
-def _resolve(facts, expr: str, depth: int = 3) -> str:
-    """Expand constant names in ``expr`` (kLd -> kBK + kPad) a few levels deep."""
-    for _ in range(depth):
-        names = rx.findall(r"[A-Za-z_]\w*", expr)
-        changed = False
-        for n in names:
-            e = facts.constant_expr(n)
-            if e and not PAD_NAME.match(n):
-                expr = rx.sub(rf"(?<![\w.]){re.escape(n)}\b", f"({e})", expr)
-                changed = True
-        if not changed:
-            break
-    return expr
+RULE = Rule("bank_conflict_avoidance")
+SWIZZLE_NAMES = ("Swizzle", "CU_TENSOR_MAP_SWIZZLE_128B", "CU_TENSOR_MAP_SWIZZLE_64B", "CU_TENSOR_MAP_SWIZZLE_32B", "SWIZZLE_128B", "SWIZZLE_64B",
+                 "SWIZZLE_32B", "GMMA.Layout_K_SW128", "Layout_K_SW", "Layout_MN_SW", "swizzle_128B", "kSwizzle128B")
 
 
-def _padded_dim(facts, dim: str) -> bool:
-    e = _resolve(facts, dim)
-    return bool(rx.search(r"\+\s*\(?\s*(\d+|[A-Za-z_]\w*)\s*\)?\s*\)*\s*$", e)) and (
-        bool(rx.search(r"\+\s*\(?\s*[1-9]\d*\s*\)?\s*\)*\s*$", e)) or any(PAD_NAME.match(n) for n in rx.findall(r"[A-Za-z_]\w*", e))
-    )
+def padded(c) -> bool:
+    """2^k + a few elements, the row pitch of a padded tile (33, 36, 40, 65, 72, 136 ...)."""
+    if not isinstance(c, int) or c < 9:
+        return False
+    p = 1 << (c.bit_length() - 1)
+    return p >= 8 and 0 < c - p <= min(16, p // 2) and c != p
 
 
-def _used_pad_constants(facts) -> list:
-    """Padding constants (kPad, SKEW...) with a positive value that live code uses, directly or
-    through another constant (kLd = kBK + kPad used as a shared row stride)."""
-    live = set(facts.idents)
-    reach = set(live)
-    for _ in range(3):
-        for n in list(reach):
-            e = facts.constant_expr(n)
-            if e:
-                reach |= set(rx.findall(r"[A-Za-z_]\w*", e))
-    hits = []
-    for n in sorted(reach):
-        if PAD_NAME.match(n) and facts.constant_expr(n):
-            from ..parsing.liveness import literal_value
-
-            v = literal_value(_resolve(facts, facts.constant_expr(n)), None, "cuda")
-            if isinstance(v, int) and v > 0:
-                users = [m for m in live if n in (facts.constant_expr(m) or "")]  # constants built from n
-                hits += facts.grep(rf"(?<![\w.]){re.escape(n)}\b")[:1] or [ln for ln in facts.lines if mentions_any(ln.text, users)][:1]
-    return hits
+def _xor_or_skew(e) -> bool:
+    for n in walk(e):
+        if isinstance(n, Op) and n.op == "^" and len(n.args) == 2 and all(num(a) is None for a in n.args):
+            return True
+        if isinstance(n, Op) and n.op == "%" and isinstance(n.args[0], Op) and n.args[0].op == "+" and num(n.args[1]) is not None:
+            parts = [atoms(a) for a in n.args[0].args]
+            if len(parts) >= 2 and all(p for p in parts) and parts[0] != parts[1]:
+                return True
+    return False
 
 
-def detect_cuda(facts):
-    padded = []
-    for d in shared_decls(facts):
-        dims = [x for x in d.dims if x]
-        if len(dims) >= 2:
-            if _padded_dim(facts, dims[-1]) and not all(_padded_dim(facts, x) for x in dims):
-                padded.append(d)
-        elif dims and rx.search(r"(?i)pad|skew", dims[0]):
-            padded.append(d)
-    smem = shared_names(facts)
-    if smem:
-        padded += _used_pad_constants(facts)
-    sn = "|".join(map(re.escape, sorted(smem))) if smem else r"(?!x)x"
-    xor_idx = [ln for ln in facts.lines if rx.search(r"[^\^]\^\s*(?!1\b)[\(\w]", ln.text) and "__shfl" not in ln.text and (rx.search(rf"\b({sn})\b", ln.text) or rx.search(r"(?i)swizzl|smem_?(idx|off|col|addr)|_sw\b", ln.text))]
-    modes = facts.grep(r"CU_TENSOR_MAP_SWIZZLE_(32B|64B|128B)|Swizzle\s*<\s*[1-9]|Layout_\w*SW(32|64|128)|SW128|B128\b") + facts.grep_host(r"CU_TENSOR_MAP_SWIZZLE_(32B|64B|128B)")
-    hits = first(padded, xor_idx, modes)
-    return present(hits, "shared-memory padding or swizzle against bank conflicts") if hits else absent("no padding or swizzle of shared memory")
+@RULE.cuda
+def cuda(f):
+    shared = [a for a in f.accesses if a.space == "shared"]
+    pads = [a for a in shared if any(padded(int(c)) for m, c in a.poly if m and c.denominator == 1 and c > 0)]
+    if pads:
+        return present(pads, "padded shared-memory row pitch")
+    swz = [a for a in shared if _xor_or_skew(a.off)]
+    if swz:
+        return present(swz, "XOR / rotation swizzle of shared-memory indices")
+    names = sorted(n for n in f.lib_names | f.host_names if any(s in n for s in SWIZZLE_NAMES))
+    if names:
+        return present([lf.loc for lf in f.launches][:1] or [f.loc], f"swizzled layout / swizzle mode: {names[0]}")
+    if not shared:
+        return absent("no shared memory accesses")
+    return absent("shared-memory tiles without padding or swizzle", shared[:1])

@@ -1,54 +1,82 @@
-"""block_reduction: a reduction across the whole block: a shared-memory tree (stride halving with
-__syncthreads) or two-level (warp shuffles, warp partials in shared memory, then a final combine),
-or cub::BlockReduce. Warp-only reductions, thread-0 serial loops and shared atomics are 0.
-Triton: not decidable when tl.sum/max/reduce is used (the compiler lowers it), else 0."""
+"""block_reduction: a reduction across a whole thread block.
 
-from __future__ import annotations
+## What it means
+A shared-memory tree (a halving stride with a barrier, ``s[t] += s[t + stride]``), a two-level
+reduction (warp shuffles, one partial per warp in shared memory, then a final combine), or a
+library block reduction (``cub::BlockReduce``).
 
-import re
+## How it is detected
+A shared store whose value combines a shared load of the same object at the stored offset plus
+a thread-independent distance that halves per iteration (or repeats at several constant
+distances when unrolled); or warp-level partials: a shuffle reduction's result stored to shared
+memory at the warp index, read back after a barrier and reduced again; or ``cub::BlockReduce``.
 
-from ..parsing import rx
-from ._base import absent, not_applicable, present
-from ._common import shared_names, thread_vars, triton_reduces
+## Not to be confused with
+Warp-only reductions, a serial loop by one thread, shared-memory atomics; Triton ``tl.sum``
+(the compiler lowers it: not decidable from source).
+"""
+
+from ..facts import poly as P
+from ..facts.expr import atoms, walk
+from ._base import Rule, absent, not_applicable, present
+from ._queries import SHUFFLES, is_call, loads_in, triton_reductions
+from .warp_shuffle_reduction import shuffle_reductions
+
+RULE = Rule("block_reduction")
 
 
-def detect_triton(facts):
-    if triton_reduces(facts):
+def _tree_steps(f) -> list:
+    out = []
+    for a in f.accesses:
+        if a.space != "shared" or a.kind not in ("store", "rmw") or a.value is None:
+            continue
+        for src in loads_in(f, a.value):
+            if src.obj != a.obj or src.id == a.id:
+                continue
+            d = P.add(src.poly, a.poly, -1)  # distance between the read and the written element
+            if not d or P.mentions(d, "tid") or P.mentions(d, "lane"):
+                continue
+            if P.mentions(a.poly, "tid") or P.mentions(a.poly, "lane"):
+                out.append(a)
+                break
+    return out
+
+
+@RULE.cuda
+def cuda(f):
+    if any("BlockReduce" in n for n in f.lib_names) or any("BlockReduce" in c.fn for c in f.calls):
+        return present([c for c in f.calls if "BlockReduce" in c.fn or c.short in ("Reduce", "Sum")][:2] or [f.loc], "cub::BlockReduce")
+    steps = _tree_steps(f)
+    looped = [s for s in steps if s.loops and any(f.loops[l].update in ("shr", "div", "mul", "other") for l in s.loops)]
+    unrolled = {P.show(P.add(src.poly, s.poly, -1)) for s in steps for src in loads_in(f, s.value) if src.obj == s.obj}
+    if looped or len(unrolled) >= 2:
+        return present((looped or steps)[:3], "shared-memory tree reduction across the block")
+    warp_partials = []
+    reductions = shuffle_reductions(f)
+    reduced_cells = {a.cell for a in reductions}
+    for a in f.accesses:
+        if a.space != "shared" or a.kind != "store" or a.value is None:
+            continue
+        if "warp" in P.terms(a.poly) and _from_reduction(a.value, reduced_cells):
+            warp_partials.append(a)
+    if warp_partials:
+        obj = warp_partials[0].obj
+        reread = [b for b in f.accesses if b.obj == obj and b.kind == "load" and b.id > warp_partials[0].id]
+        if reread:
+            return present(warp_partials[:1] + reread[:1], "warp partials combined through shared memory")
+    return absent("no cross-warp reduction step")
+
+
+def _from_reduction(value, cells) -> bool:
+    """The stored value is (or derives from) a warp shuffle reduction's result."""
+    if any(is_call(n, SHUFFLES) for n in walk(value)):
+        return True
+    keys = atoms(value)
+    return any(k.startswith((f"carried#{c}@", f"phi#{c}@")) for c in cells if c is not None for k in keys)
+
+
+@RULE.triton
+def triton(f):
+    if triton_reductions(f):
         return not_applicable("tl reductions: the compiler chooses the lowering")
     return absent("no reduction")
-
-
-def detect_cuda(facts):
-    if facts.grep(r"\bBlockReduce\b|block_reduce\w*|blockReduce\w*") and facts.calls:
-        cub = facts.grep(r"\bBlockReduce\b")
-        if cub:
-            return present(cub, "cub::BlockReduce")
-    # A tree: a halving loop with a barrier inside that combines element [tid + stride].
-    syncs = facts.calls_named("__syncthreads", "sync", "barrier_sync")
-    halving = [
-        lp for lp in facts.loops
-        if lp.var and rx.search(r">>=\s*1|/=\s*2|>>\s*1|/\s*2", lp.step + " " + lp.init)
-        and any(lp.file == c.file and lp.line <= c.line <= lp.end_line for c in syncs)
-        and any(lp.file == ln.file and lp.line <= ln.line <= lp.end_line and rx.search(rf"\[[^\]]*\+\s*{re.escape(lp.var)}\s*\]", ln.text) for ln in facts.lines)
-    ]
-    if halving:
-        return present(halving[:2], "shared-memory tree reduction across the block")
-    smem = shared_names(facts)
-    if not smem:
-        return absent("no shared memory: no cross-warp step")
-    sn = "|".join(map(re.escape, sorted(smem)))
-    tree = [
-        lp for lp in facts.loops
-        if rx.search(r">>=\s*1|/=\s*2|>>\s*1|/\s*2", lp.step + " " + lp.init)
-        and any(lp.file == ln.file and lp.line <= ln.line <= lp.end_line for ln in facts.grep(rf"\b({sn})\s*\["))
-        and not rx.search(r"__shfl", " ".join(ln.text for ln in facts.lines if lp.file == ln.file and lp.line <= ln.line <= lp.end_line))
-    ]
-    if tree:
-        return present(tree[:2], "shared-memory tree reduction across the block")
-    _, warp = thread_vars(facts)
-    widx = r"(threadIdx\.x\s*(/|>>)\s*(32|5|warpSize|WARP_SIZE|kWarpSize)" + ("|" + "|".join(map(re.escape, sorted(warp))) if warp else "") + r")"
-    partials = [a for a in facts.assigns if rx.match(rf"({sn})\s*\[\s*{widx}\s*\]", a.target)]
-    shuffles = [c for c in facts.calls if c.short.startswith("__shfl")]
-    if partials and (shuffles or facts.grep(r"(?i)warp_?reduce")):
-        return present(partials[:2] + shuffles[:1], "warp partials combined through shared memory")
-    return absent("no cross-warp reduction step")

@@ -1,142 +1,71 @@
-"""coalesced_access: adjacent threads touch adjacent addresses in the main global loads. Only an
-obviously strided pattern is 0: in the index of a main (in-loop) load, a lane-level thread index
-multiplies a row stride and no lane-level index runs along the contiguous dimension (e.g.
-A[tid * K + k], a thread-per-row walk, or a pointer b = B + tid * K read along k)."""
+"""coalesced_access: adjacent threads touch adjacent addresses in the main global loads.
 
-from __future__ import annotations
+## What it means
+In the kernel's main global loads (those in its deepest loops that load), consecutive lanes of a
+warp read consecutive elements (or vectors): the offset's coefficient of ``threadIdx.x`` (or of
+the lane, ``threadIdx.x % 32``) is one element of the access type. 0 only for an obviously
+strided pattern: a lane coefficient that is a row length or any constant above one.
 
-import re
+## How it is detected
+Each global load's offset is a polynomial over atoms (``tid.x``, ``lane``, ``iter#k``,
+``param#i``...); the coefficient of the lane decides: 1 = contiguous, 0 = broadcast (neutral),
+anything else = strided. Present when a main load is contiguous and none is strided; absent
+when the main loads are strided; loads through ``cp.async`` and TMA count like any other.
 
-from ..parsing import rx
-from ._base import absent, present
-from ._common import aliases_of, mentions_any, pointer_params
+## Not to be confused with
+A block-stride loop (``i = tid; i < n; i += blockDim.x``): its lane coefficient is 1, coalesced.
+"""
 
-SMALL = r"(?:1|2|4|8|16)"  # a vector width: thread i owns the i-th chunk
+from ..facts import poly as P
+from ..facts.concrete import lane_offsets
+from ._base import Rule, absent, present
+from ._queries import loads_in, mac_sources, sources
 
-
-def _lane_vars(facts) -> tuple[set[str], set[str]]:
-    """(fast, slow) lane-level index variables: fast ones step by one (or a vector width) between
-    adjacent threads (threadIdx.x, x % C, idx + c); slow ones are divided (idx / C: rows).
-    Loop variables are left out here (their status depends on the loop, see ``_scoped``)."""
-    loop_inits = {(lp.file, lp.line, lp.var) for lp in facts.loops}
-    pointers = set(pointer_params(facts))
-    fast, slow = {"threadIdx.x"}, set()
-    # assignments that can define a lane variable at all (the rest never change between passes)
-    candidates = [
-        (a.target, a.value) for a in facts.assigns
-        if a.op == "=" and rx.fullmatch(r"[A-Za-z_]\w*", a.target) and "[" not in a.value
-        and (a.file, a.line, a.target) not in loop_inits and not mentions_any(a.value, pointers)
-    ]
-    for _ in range(3):
-        for t, v in candidates:
-            if t in fast | slow:
-                continue
-            used = [n for n in fast | slow if mentions_any(v, (n,))]
-            if not used:
-                continue
-            if rx.search(r"/\s*(32|warpSize|WARP_SIZE|kWarpSize)\b|>>\s*5\b", v):
-                continue  # warp-level: adjacent threads share it
-            if any(n in fast for n in used) and rx.search(rf"(?<![\w.])({'|'.join(map(re.escape, fast))})\b\s*\)?\s*/", v):
-                slow.add(t)
-            elif any(n in fast for n in used):
-                fast.add(t)
-            else:
-                slow.add(t)
-    return fast, slow
+RULE = Rule("coalesced_access")
 
 
-def _enclosing(facts, obj) -> tuple:
-    return tuple(lp for lp in facts.loops if lp.file == obj.file and lp.line <= obj.line <= lp.end_line)
+def _classify(acc) -> str:
+    offs = lane_offsets(acc.off)
+    if offs is not None:
+        deltas = [b - a for a, b in zip(offs, offs[1:])]
+        if all(d == 0 for d in deltas):
+            return "broadcast"
+        contiguous = sum(1 for d in deltas if abs(d) == 1)
+        return "unit" if contiguous * 2 >= len(deltas) else "strided"
+    stride = acc.thread_stride()
+    if not stride:
+        return "broadcast" if not P.mentions(acc.poly, "tid.x") and not P.mentions(acc.poly, "lane") else "unknown"
+    c = P.constant_of(stride)
+    if c is None:
+        return "strided"
+    return "unit" if abs(c) == 1 else ("strided" if abs(c) > 1 else "unknown")
 
 
-def _scoped(enclosing: tuple, fast: set[str], slow: set[str]) -> tuple[frozenset, frozenset]:
-    """Lane variables inside the loops ``enclosing`` a line: loop variables are fast only when
-    their loop starts from a fast index (for (i = threadIdx.x; ...)), whatever other loops did
-    with the name."""
-    f, sl = set(fast), set(slow)
-    for lp in sorted(enclosing, key=lambda lp: lp.line):
-        if not lp.var:
-            continue
-        f.discard(lp.var)
-        sl.discard(lp.var)
-        if mentions_any(lp.init.split("=", 1)[-1], f):
-            f.add(lp.var)
-    return frozenset(f), frozenset(sl)
+def _tile_fills(f) -> set[int]:
+    """Global loads whose data is staged in shared memory (the main loads of a tiled kernel)."""
+    return {x.id for a in f.accesses if a.space == "shared" and a.kind in ("store", "rmw") and a.value is not None
+            for x in sources(f, a.value) if x.space == "global"} | {a.id for a in f.accesses if a.space == "global" and a.via == "async"}
 
 
-def _longest_first(name: str) -> tuple[int, str]:
-    """Longer names first (``idx`` before ``i``); ties by name, so that the same variables always
-    give the same pattern text (one compiled regex, whatever order the sets iterate in)."""
-    return -len(name), name
-
-
-class _Pattern:
-    """Compiled once per unit: 'a lane index times a stride' and 'a fast lane index'."""
-
-    def __init__(self, fast: set[str], slow: set[str]):
-        ln = "|".join(re.escape(n) for n in sorted(fast | slow, key=_longest_first))
-        fl = "|".join(re.escape(n) for n in sorted(fast, key=_longest_first))
-        self.mult = rx.compile(
-            rf"(?:(?<![\w.])(?:{ln})\b|\([^()]*(?<![\w.])(?:{ln})\b[^()]*\))\s*\)?\s*\*\s*\(?\s*(?!{SMALL}\b)[\w.]+"
-            rf"|(?<![\w.])(?!{SMALL}\b)[\w.]+\s*\*\s*\(?\s*(?:(?<![\w.])(?:{ln})\b)"
-        )
-        self.fast = rx.compile(rf"(?<![\w.])(?:{fl})\b")
-
-    def strided(self, idx: str) -> bool:
-        if not self.mult.search(idx):
-            return False
-        return not self.fast.search(self.mult.sub(" ", idx))  # a fast index along the row keeps it coalesced
-
-
-def _depth(facts, obj) -> int:
-    return sum(1 for lp in facts.loops if lp.file == obj.file and lp.line <= obj.line <= lp.end_line)
-
-
-SUBSCRIPT = rx.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\[([^\[\]]*(?:\[[^\]]*\][^\[\]]*)*)\]\s*(=(?!=)|[-+*/]=)?")
-
-
-def detect_cuda(facts):
-    fast, slow = _lane_vars(facts)
-    pat = _Pattern(fast, slow)
-    patterns: dict[tuple[frozenset, frozenset], _Pattern] = {}
-    scopes: dict[tuple, tuple[frozenset, frozenset]] = {}  # lines in the same loop nest share one
-
-    def pattern_at(obj) -> _Pattern:
-        enclosing = _enclosing(facts, obj)
-        if enclosing not in scopes:
-            scopes[enclosing] = _scoped(enclosing, fast, slow)
-        key = scopes[enclosing]
-        if key not in patterns:
-            patterns[key] = _Pattern(set(key[0]), set(key[1]))
-        return patterns[key]
-
-    params = pointer_params(facts)
-    names = set().union(*(aliases_of(facts, p) for p in params)) if params else set()
-    param_rx = rx.compile(r"(?<![\w.])(" + "|".join(map(re.escape, sorted(names))) + r")\b") if names else None
-    strided_ptrs = {a.target.split("[")[0].strip() for a in facts.assigns
-                    if param_rx and param_rx.search(a.value) and pat.strided(a.value)}
-    reads = []  # (depth, strided?, evidence)
-    for ln in facts.lines:
-        # reads of a global pointer (or a strided alias) only; lane scoping is worked out for those lines
-        subs = [m for m in SUBSCRIPT.finditer(ln.text) if not m.group(3) and (m.group(1) in names or m.group(1) in strided_ptrs)]
-        if not subs:
-            continue
-        pat = pattern_at(ln)
-        for m in subs:
-            base, idx = m.group(1), m.group(2)
-            fast_in_idx = bool(pat.fast.search(idx))
-            is_strided = (base in strided_ptrs and not fast_in_idx) or pat.strided(idx)
-            if is_strided or fast_in_idx:
-                reads.append((_depth(facts, ln), is_strided, ln))
-    for a in facts.assigns:  # pointer arithmetic loads: *(uint4*)(src + row * K + chunk)
-        if rx.search(r"reinterpret_cast|\*\s*\(", a.value) and param_rx and param_rx.search(a.value):
-            reads.append((_depth(facts, a), pattern_at(a).strided(a.value), a))
-    if not reads:
-        return present([], "no strided thread pattern")
-    main_depth = max(d for d, _, _ in reads)
-    main = [(s, e) for d, s, e in reads if d == main_depth]  # the loads in the deepest loop dominate
-    strided = [e for s, e in main if s]
-    coalesced = [e for s, e in main if not s]
-    if strided and len(strided) >= len(coalesced):
-        return absent("main loads strided across adjacent threads", strided[:3])
-    return present(coalesced[:3], "thread index on the contiguous dimension")
+@RULE.cuda
+def cuda(f):
+    loads = [a for a in f.accesses if a.space == "global" and a.kind in ("load", "rmw")]
+    if not loads:
+        stores = [a for a in f.accesses if a.space == "global" and a.kind == "store"]
+        loads = stores
+    if not loads:
+        return absent("no global memory accesses")
+    hot = {x.id for x in mac_sources(f) if x.space == "global"} | _tile_fills(f)
+    depth = max(len(a.loops) for a in loads)
+    main = [a for a in loads if a.id in hot] or [a for a in loads if len(a.loops) == depth] or loads
+    kinds = {a.id: _classify(a) for a in loads}
+    unit = [a for a in main if kinds[a.id] == "unit"]
+    strided = [a for a in main if kinds[a.id] == "strided"]
+    if unit and len(strided) <= len(unit):
+        return present(unit, "consecutive lanes load consecutive elements")
+    if strided:
+        return absent("lanes load elements a row or stride apart", strided)
+    any_unit = [a for a in loads if kinds[a.id] == "unit"]
+    if any_unit:
+        return present(any_unit, "consecutive lanes load consecutive elements")
+    return absent("no lane-contiguous global loads", main[:2])

@@ -1,21 +1,33 @@
-"""decoupled_lookback (low confidence): single-pass scan with per-tile status flags (aggregate /
-inclusive prefix) and a look-back over predecessors. Library scans (cub, tl.cumsum,
-tl.associative_scan) and reduce-then-scan do not count."""
+"""decoupled_lookback: a single-pass scan resolving each tile's prefix from its predecessors.
 
-from __future__ import annotations
+## What it means
+Each tile publishes its aggregate to a status word in global memory, then walks back over
+predecessors' status words until it meets an inclusive prefix, and publishes its own prefix;
+tiles usually take a dynamic ticket from an atomic counter.
 
-from ..parsing import rx
-from ._base import absent, present
+## How it is detected
+A loop reading a global status object at an index that moves backwards from the tile index,
+while the same object is written by the kernel (publish), plus an atomic (ticket or flag).
+
+## Not to be confused with
+Reduce-then-scan; library scans (``cub::DeviceScan``, ``tl.cumsum``); waiting only on the
+immediate predecessor.
+"""
+
+from ..facts import poly as P
+from ._base import Rule, absent, present
+
+RULE = Rule("decoupled_lookback")
 
 
-def detect(facts):
-    status = facts.grep(r"(?i)status|flag|aggregate|inclusive|look_?back|tile_state|prefix_state")
-    atomic = [c for c in facts.calls if rx.match(r"^(atomic[A-Z]\w*|atomic_\w+|__ldcv|ld_acquire\w*)$", c.short)] or facts.grep(r"\bvolatile\b") or facts.grep_asm(r"ld\.(acquire|volatile|relaxed)")
-    back = [lp for lp in facts.loops if rx.search(r"--|-=\s*1|-\s*1\b|\bpred\w*|look|prev", lp.header)]
-    back += [lp for lp in facts.loops if lp.kind in ("while", "do") and rx.search(r"(?i)flag|status|inclusive|aggregate|pred", lp.header)]
-    if status and atomic and back:
-        return present(back[:2] + status[:2], "look-back loop over predecessor status flags")
+@RULE.both
+def detect(f):
+    for a in f.accesses:
+        if a.space != "global" or a.kind != "load" or not a.loops:
+            continue
+        c = P.constant_of(P.coeff(a.poly, f"iter#{a.loops[-1]}"))
+        backward = (c is not None and c < 0) or P.mentions(a.poly, "carried")
+        published = [w for w in f.accesses if w.obj == a.obj and w.kind in ("store", "atomic", "rmw")]
+        if backward and published and (P.mentions(a.poly, "bid") or P.mentions(a.poly, "pid") or P.mentions(a.poly, "atomic")) and any(x.kind == "atomic" for x in f.accesses):
+            return present([a] + published[:1], "look-back over predecessors' status words")
     return absent("no decoupled look-back")
-
-
-detect_cuda = detect_triton = detect

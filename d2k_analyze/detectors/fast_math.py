@@ -1,33 +1,32 @@
-"""fast_math: approximate transcendental forms chosen in the source (__expf, exp2f with log2e,
-rsqrtf, ex2.approx; Triton exp2 / rsqrt / libdevice fast ops), or --use_fast_math in the
-submission's own compile flags. expf / tl.exp are the accurate forms and do not count."""
+"""fast_math: approximate transcendental forms and the exp2 trick.
 
-from __future__ import annotations
+## What it means
+CUDA ``__expf``/``__logf``/``__fdividef``/``rsqrtf``/``exp2f``..., PTX ``.approx`` ops; Triton
+``tl.exp2`` / ``tl.math.exp2``, ``rsqrt``, libdevice fast ops.
 
-from ..parsing import rx
-from ._base import absent, first, present
+## How it is detected
+Library calls by name (they are the property) and PTX mnemonics in live code.
 
-CUDA_FAST = {"__expf", "__exp10f", "__logf", "__log2f", "__log10f", "__powf", "__sinf", "__cosf", "__tanf", "__sincosf",
-             "__fdividef", "__fdiv_rn", "rsqrtf", "rsqrt", "hexp2", "h2exp2", "h2rsqrt", "hrsqrt", "__frsqrt_rn", "exp2f", "__exp2f", "fast_exp", "ex2_approx"}
+## Not to be confused with
+``expf``/``tl.exp`` (the compiler may approximate them, the source does not choose it).
+"""
 
+from ._base import Rule, Signature, absent, present
 
-def _is_power_of_two_scale(call) -> bool:
-    """exp2f(k) with an integer-ish argument computes an exact power of two, not an exp."""
-    return call.short in ("exp2f", "exp2") and bool(call.args) and not rx.search(r"[*\-]|\blog2e|LOG2E|M_LOG2E", call.args[0])
-
-
-def detect_cuda(facts):
-    calls = [c for c in facts.calls if c.short in CUDA_FAST and not _is_power_of_two_scale(c)]
-    hits = first(calls, facts.grep_asm(r"\b(ex2|tanh|rsqrt|lg2|sin|cos)\.approx"), facts.grep_host(r"use_fast_math"))
-    return present(hits, "fast/approximate math intrinsic or fast-math flag") if hits else absent("only accurate math forms")
+RULE = Rule("fast_math", Signature(ptx=r"\b(?:ex2|lg2|rsqrt|rcp|div|sin|cos|tanh)\.approx\S*", sass=r"\bMUFU\.\S+"))
+CUDA_FAST = {"__expf", "__exp10f", "__logf", "__log2f", "__log10f", "__powf", "__sinf", "__cosf", "__tanf", "__fdividef", "__frcp_rn",
+             "rsqrtf", "rsqrt", "hexp2", "h2exp2", "h2rsqrt", "hrsqrt", "exp2f", "__exp2f", "__frsqrt_rn", "fast_exp", "__saturatef", "exp2"}
+TRITON_FAST = {"exp2", "rsqrt", "fast_expf", "fast_dividef", "fast_logf", "fast_log2f", "fast_exp2f", "fdiv", "div_rn"}
 
 
-def detect_triton(facts):
-    calls = [
-        c for c in facts.calls
-        if (c.short in ("exp2", "rsqrt") and (c.name.startswith(("tl.", "libdevice", "triton")) or "math" in c.name))
-        or c.short.startswith("fast_")
-    ]
-    asm = [c for c in facts.calls if c.short == "inline_asm_elementwise" and rx.search(r"approx", c.text)]
-    hits = first(calls, asm)
-    return present(hits, "exp2 / rsqrt / fast libdevice op in live code") if hits else absent("no exp2 / rsqrt / fast ops")
+@RULE.cuda
+def cuda(f):
+    hits = [c for c in f.calls if c.short in CUDA_FAST] + f.asm_matching(r"\.approx")
+    return present(hits, "fast/approximate math intrinsics") if hits else absent("accurate math library calls only")
+
+
+@RULE.triton
+def triton(f):
+    hits = [c for c in f.calls if c.short in TRITON_FAST and (c.fn.startswith(("tl.", "libdevice.")))]
+    hits += [c for c in f.calls if c.fn == "tl.inline_asm_elementwise"]
+    return present(hits, "exp2 / rsqrt / fast libdevice ops") if hits else absent("no fast-math forms")

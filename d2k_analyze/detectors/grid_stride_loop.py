@@ -1,50 +1,38 @@
-"""grid_stride_loop: a loop whose stride is the whole grid: gridDim.x * blockDim.x for elements,
-gridDim.x / tl.num_programs for tiles or rows, or a NUM_SMS-like argument equal to the launch grid.
-Block-stride loops (i += blockDim.x), K loops and column loops are 0."""
+"""grid_stride_loop: a loop whose stride is the size of the whole grid.
 
-from __future__ import annotations
+## What it means
+Per-element loops stepping by ``gridDim.x * blockDim.x``, or per-tile / per-row loops stepping by
+the number of blocks/programs (``gridDim.x``, ``tl.num_programs``, or a parameter equal to the
+launch grid), starting at this block's or thread's global index.
 
-import re
+## How it is detected
+A loop whose start depends on the block/program index and whose step carries the grid-size atom
+(``gdim``, ``nprog``) or a parameter the launch binds to the grid size.
 
-from ..parsing import rx
-from ._base import absent, present
+## Not to be confused with
+Block-stride loops (step ``blockDim.x``), loops over K or over a tile's columns.
+"""
 
-GRID = r"gridDim\.[xyz]|num_programs\s*\("
+from ..facts.expr import atoms
+from ._base import Rule, absent, present
 
-
-def _stride_vars(facts) -> set[str]:
-    out = set()
-    for a in facts.assigns:
-        if rx.search(GRID, a.value) and rx.fullmatch(r"[A-Za-z_]\w*", a.target):
-            out.add(a.target)
-    return out
-
-
-def _grid_params(facts) -> set[str]:
-    """Kernel params passed the same value the launch grid is built from (NUM_SMS == grid)."""
-    out = set()
-    names = [p for p, _ in facts.params]
-    for launch in facts.launches:
-        for key, value in launch.kwargs.items():
-            v = value.strip()
-            if rx.fullmatch(r"[A-Za-z_]\w*", v) and rx.search(rf"(?<![\w.]){re.escape(v)}\b", launch.grid):
-                out.add(key)
-    for name in names:
-        if rx.match(r"(?i)^(num_?sms|num_?programs|num_?progs|n_?progs|grid_?size|num_?ctas|num_?blocks)$", name) and facts.grep_host(rf"(?<![\w.]){re.escape(name)}\b|multi_processor_count"):
-            out.add(name)
-    return out
+RULE = Rule("grid_stride_loop")
 
 
-def detect(facts):
-    sv = _stride_vars(facts) | _grid_params(facts)
+@RULE.both
+def detect(f):
     hits = []
-    for lp in facts.loops:
-        step = lp.step
-        if rx.search(GRID, step) or any(rx.search(rf"(?<![\w.]){re.escape(v)}\b", step) for v in sv):
+    for lp in f.loops.values():
+        start = atoms(lp.init) if lp.init is not None else frozenset()
+        step = atoms(lp.step) if lp.step is not None else frozenset()
+        if not any(k.startswith(("bid.", "pid.")) for k in start):
+            continue
+        if any(k.startswith(("gdim.", "nprog.")) for k in step):
             hits.append(lp)
-    if hits:
-        return present(hits[:2], "loop strided by the grid size")
-    return absent("no grid-stride loop (block-stride / K / column loops only)")
-
-
-detect_cuda = detect_triton = detect
+            continue
+        for k in step:
+            if k.startswith(("param#", "cexpr#")):
+                i = int(k.split("#")[1])
+                if any(i < len(lf.bound) and lf.bound[i] is not None and any(g == lf.bound[i] or atoms(lf.bound[i]) & atoms(g) - {'meta'} for g in lf.grid) for lf in f.launches):
+                    hits.append(lp)
+    return present(hits, "loop stepping by the grid size") if hits else absent("no grid-stride loop")

@@ -1,14 +1,27 @@
-"""ldmatrix: ldmatrix / stmatrix fragment moves (PTX or CuTe LDSM/STSM atoms). wmma::load_matrix_sync
-does not count (the source does not choose ldmatrix)."""
+"""ldmatrix: warp-cooperative shared->register fragment loads (``ldmatrix`` / ``stmatrix``).
 
-from __future__ import annotations
+## What it means
+PTX ``ldmatrix.sync.aligned`` / ``stmatrix`` (directly or through CuTe ``SM75_U32x*_LDSM`` /
+``SM90_U32x*_STSM`` atoms), which load MMA fragments from shared memory.
 
-import re
+## How it is detected
+The PTX mnemonic in live inline assembly, or the CuTe atom names.
 
-from ._base import absent, first, present
+## Not to be confused with
+``wmma::load_matrix_sync`` (which the compiler may or may not lower to ldmatrix).
+"""
+
+from ._base import Rule, Signature, absent, present
+
+RULE = Rule("ldmatrix", Signature(ptx=r"\b(?:ldmatrix|stmatrix)\S*", sass=r"\b(?:LDSM|STSM)\S*", refutes=True, upgrades=True))
 
 
-def detect_cuda(facts):
-    ids = facts.idents_matching(r"^(SM75_U(16|32)x\d_LDSM\w*|SM90_U(16|32)x\d_STSM\w*|ldsm\w*|stsm\w*)$")
-    hits = first(facts.grep_asm(r"\b(ldmatrix|stmatrix)\b"), facts.grep(r"\b(" + "|".join(map(re.escape, sorted(ids))) + r")\b") if ids else [])
-    return present(hits, "ldmatrix/stmatrix fragment loads") if hits else absent("no ldmatrix/stmatrix")
+@RULE.cuda
+def cuda(f):
+    hits = f.asm_matching(r"\b(ldmatrix|stmatrix)\b")
+    if hits:
+        return present(hits, "ldmatrix/stmatrix fragment loads")
+    names = sorted(n for n in f.lib_names_used() if "LDSM" in n or "STSM" in n)
+    if names:
+        return present([f.loc], f"CuTe ldmatrix atoms: {', '.join(names[:3])}")
+    return absent("no ldmatrix/stmatrix")

@@ -1,56 +1,65 @@
-"""loop_unrolling: an explicit #pragma unroll (not 1) on a loop with a compile-time trip count,
-CUTLASS_PRAGMA_UNROLL, template unrolling; Triton tl.static_range or loop_unroll_factor > 1.
-A bare pragma on a runtime-bound loop and what the compiler unrolls by itself do not count."""
+"""loop_unrolling: unrolling the source asks for.
 
-from __future__ import annotations
+## What it means
+An explicit ``#pragma unroll`` (also through macros: ``_Pragma("unroll")``), ``tl.static_range``
+or ``tl.range(..., loop_unroll_factor>1)``, or manual unrolling (the same update repeated with
+constant offsets instead of a loop).
 
-from ..parsing import rx
-from ._base import absent, present
-from ..parsing.liveness import literal_value
+## How it is detected
+Pragmas attached to live loops (``unroll 1`` and ``nounroll`` do not count); Triton loops over
+``tl.static_range`` or with an unroll factor; for manual unrolling, three or more assignments
+to the same storage with the same shape and different constant offsets, in straight-line code.
 
-RUNTIME = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
+## Not to be confused with
+What the compiler unrolls by itself; a pragma in a comment or a dead branch.
+"""
+
+from ..facts import poly as P
+from ..facts.expr import num
+from ._base import Rule, absent, present
+
+RULE = Rule("loop_unrolling")
 
 
-def _compile_time(facts, loop) -> bool:
-    params = {p for p, _ in facts.params}
-    text = f"{loop.init} ; {loop.cond}"
-    names = set(rx.findall(r"[A-Za-z_]\w*", text)) - {loop.var, "int", "unsigned", "size_t", "auto", "const", "long", "sizeof", "uint32_t", "int32_t", "int64_t"}
-    for n in names:
-        if n in RUNTIME or n in params and not rx.match(r"^(k[A-Z]|[A-Z][A-Z0-9_]+$)", n):
-            return False
-        env_known = facts.constexpr_values(n)
-        if env_known or rx.match(r"^(k[A-Z]\w*|[A-Z][A-Z0-9_]*)$", n) or n in ("std", "numeric_limits"):
-            continue
-        if any(d.name == n and ("constexpr" in d.qualifiers or "const" in d.qualifiers) and literal_value(d.init, None, "cuda") is not None for d in facts.decls):
-            continue
+def _unrolls(pragma: str) -> bool:
+    """``unroll``, ``unroll 4``, ``unroll(8)``, ``GCC unroll 4``; not ``unroll 1`` or ``nounroll``."""
+    words = pragma.replace("(", " ").replace(")", " ").split()
+    if words[:1] == ["GCC"]:
+        words = words[1:]
+    if not words or words[0] != "unroll":
         return False
-    return True
+    return len(words) == 1 or words[1] not in ("0", "1")
 
 
-def detect_cuda(facts):
-    hits = []
-    for p in facts.pragmas:
-        m = rx.match(r"unroll\b\s*\(?\s*([^)\s]*)", p.text)
-        if not m:
+@RULE.cuda
+def cuda(f):
+    hits = [lp for lp in f.loops.values() if any(_unrolls(p) for p in lp.pragmas)]
+    if hits:
+        return present(hits, "#pragma unroll on live loops")
+    manual = _manual(f)
+    if manual:
+        return present(manual, "manually unrolled: the same update repeated at constant offsets")
+    return absent("no explicit unrolling")
+
+
+def _manual(f):
+    """Straight-line runs of accesses to one object whose offsets differ only by constants."""
+    groups: dict[tuple, list] = {}
+    for a in f.accesses:
+        if a.kind not in ("rmw", "store"):
             continue
-        count = literal_value(m.group(1), None, "cuda") if m.group(1) else None
-        if count == 1:
-            continue
-        nxt = [lp for lp in facts.loops if lp.file == p.file and p.line < lp.line <= p.line + 2]
-        if nxt and (count not in (None,) or _compile_time(facts, nxt[0])):
-            hits.append(p)
-        elif not nxt:
-            hits.append(p)
-    macros = facts.grep(r"\bCUTLASS_PRAGMA_UNROLL\b|_Pragma\s*\(\s*\"unroll")
-    if hits or macros:
-        return present((hits + macros)[:4], "explicit unroll of a compile-time loop")
-    return absent("no explicit unrolling of a compile-time loop")
+        p = a.poly
+        base = tuple((m, c) for m, c in p if m != ())
+        groups.setdefault((a.obj, a.loops, base, a.kind), []).append(a)
+    for accs in groups.values():
+        consts = {P.constant_of(tuple((m, c) for m, c in acc.poly if m == ())) for acc in accs}
+        if len(consts) >= 3 and len({acc.loc.line for acc in accs}) >= 3:
+            return accs[:3]
+    return []
 
 
-def detect_triton(facts):
-    hits = [lp for lp in facts.loops if lp.iterator.endswith("static_range")]
-    for lp in facts.loops:
-        v = literal_value(lp.kw("loop_unroll_factor") or "0")
-        if isinstance(v, int) and v > 1:
-            hits.append(lp)
+@RULE.triton
+def triton(f):
+    hits = [lp for lp in f.loops.values() if lp.iterator == "tl.static_range"]
+    hits += [lp for lp in f.loops.values() if isinstance(num(lp.kwargs.get("loop_unroll_factor")), int) and num(lp.kwargs["loop_unroll_factor"]) > 1]
     return present(hits, "tl.static_range / loop_unroll_factor") if hits else absent("no explicit unrolling")

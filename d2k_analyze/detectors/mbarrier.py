@@ -1,22 +1,31 @@
-"""mbarrier: shared-memory mbarrier objects (PTX mbarrier.*, split-phase cuda::barrier or tx
-barriers, CUTLASS ClusterTransactionBarrier, ThunderKittens semaphores). __syncthreads, named
-barriers and arrive_and_wait-only cuda::barrier do not count."""
+"""mbarrier: transaction barriers (``mbarrier`` PTX, ``cuda::barrier``, CUTLASS/TK wrappers).
 
-from __future__ import annotations
+## What it means
+Asynchronous barrier objects that threads arrive on and wait for, usually tracking TMA
+transaction bytes: ``mbarrier.init/arrive/try_wait``, ``arrive_and_expect_tx``,
+``cuda::barrier``, ``ClusterTransactionBarrier``, ThunderKittens semaphores.
 
-import re
+## How it is detected
+PTX ``mbarrier.`` instructions, ``cuda::barrier`` / ``cuda::pipeline`` objects and their
+arrive/wait calls, or known wrapper library names, in live code.
 
-from ._base import absent, first, present
+## Not to be confused with
+``__syncthreads()`` (a plain CTA barrier).
+"""
 
-IDENTS = r"^(ClusterBarrier|ClusterTransactionBarrier|PipelineTmaAsync|PipelineAsync|barrier_arrive_tx|init_semaphore|expect_bytes|arrive_and_expect_tx|expect_tx|mbarrier_\w+|mbar_\w+|Barrier)$"
+from ._base import Rule, Signature, absent, present
+
+RULE = Rule("mbarrier", Signature(ptx=r"\bmbarrier\.\S+", sass=r"\bSYNCS\.\S+", refutes=True))
+NAMES = ("barrier.arrive", "arrive_and_expect_tx", "expect_bytes", "init_semaphore", "ClusterTransactionBarrier", "ClusterBarrier",
+         "cuda.barrier", "mbarrier", "arrive_and_wait", "producer_acquire", "consumer_wait", "expect_tx")
 
 
-def detect_cuda(facts):
-    ids = sorted(facts.idents_matching(IDENTS))
-    split_phase = [c for c in facts.calls if c.short == "arrive"] and [c for c in facts.calls if c.short == "wait"]
-    hits = first(
-        facts.grep_asm(r"\bmbarrier\.|cp\.async\.mbarrier"),
-        facts.grep(r"\b(" + "|".join(map(re.escape, ids)) + r")\b") if ids else [],
-        facts.grep(r"cuda::barrier") if split_phase else [],
-    )
-    return present(hits, "mbarrier / transaction barrier") if hits else absent("no mbarrier (only __syncthreads-style barriers)")
+@RULE.cuda
+def cuda(f):
+    hits = f.asm_matching(r"\bmbarrier\.") + [c for c in f.calls if any(n in c.fn for n in NAMES)]
+    if hits:
+        return present(hits, "mbarrier / transaction barrier operations")
+    names = sorted(n for n in f.lib_names_used() if any(k in n for k in ("ClusterTransactionBarrier", "cuda.barrier", "semaphore")))
+    if names:
+        return present([f.loc], f"transaction barrier objects: {', '.join(names[:3])}")
+    return absent("no transaction barriers")

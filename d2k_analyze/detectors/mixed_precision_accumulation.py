@@ -1,63 +1,101 @@
-"""mixed_precision_accumulation: half/bf16/fp8 operands accumulated in fp32 (fp32 MMA
-accumulators, float registers summing converted values; Triton fp32 tl.zeros accumulating tl.dot
-or .to(tl.float32) before reducing). fp32 data throughout, or half/bf16 accumulators, are 0."""
+"""mixed_precision_accumulation: half/bf16/fp8 operands accumulated in fp32.
 
-from __future__ import annotations
+## What it means
+Low-precision data summed or multiplied into fp32 accumulators: fp32 MMA accumulators, float
+locals summing converted loads, Triton ``tl.zeros(..., tl.float32)`` accumulating ``tl.dot``.
+
+## How it is detected
+CUDA: some operand is low precision (a load's element type, a template type instantiated with
+half/bf16 — including ``AT_DISPATCH_*`` dispatch types — or an MMA PTX type), and a float local
+accumulates converted loads or products in a loop or reduction, or the MMA accumulates in f32.
+Triton: an fp32 zero tile accumulates ``tl.dot`` results, or loads are widened to float32
+before a reduction.
+
+## Not to be confused with
+fp32 data throughout; half/bf16 accumulators.
+"""
 
 import re
 
-from ..parsing import rx
-from ._base import absent, first, present
-from ._common import LOW_PRECISION_CUDA, dots, mentions_any
+from ..facts.expr import Call, Cast, Load, walk
+from ..facts.types import base_type, is_float32, is_low_precision
+from ._base import Rule, absent, present
+from ._queries import dots, sources
 
-CONVERT = r"__bfloat162float|__half2float|__low2float|__high2float|__bfloat1622float2|__half22float2|static_cast<float>|\(float\)|float\(|to_float|__bfloat162float|convert|cvt\w*|float2\s*\(|__ushort_as|make_float"
+RULE = Rule("mixed_precision_accumulation")
+MMA_F32 = re.compile(r"(mma|wgmma)\S*\.f32\S*\.(bf16|f16|e4m3|e5m2)")
+CONVERTS = ("__bfloat162float", "__half2float", "__bfloat1622float2", "__half22float2", "__low2float", "__high2float")
 
 
-def detect_cuda(facts):
-    low = (
-        any(LOW_PRECISION_CUDA.search(t) for _, t in facts.params)
-        or any(LOW_PRECISION_CUDA.search(d.type) for d in facts.decls)
-        or any(LOW_PRECISION_CUDA.search(",".join(l.template_args)) for l in facts.launches)
-        or bool(facts.grep(LOW_PRECISION_CUDA.pattern))
-        or facts.low_precision
-    )
-    if not low:
+def low_elem(f, elem: str) -> bool:
+    """A low-precision element type, directly or in some instantiation of a template type."""
+    return is_low_precision(elem) or any(is_low_precision(t) for t in f.template_types.get(base_type(elem), ()))
+
+
+def low_access(f, acc) -> bool:
+    """Low-precision data: by the access's element type or the object's declared element type
+    (a bf16 tensor read as packed ``uint4`` is still bf16 data)."""
+    return low_elem(f, acc.elem) or low_elem(f, f.objects[acc.obj].elem)
+
+
+def _low(f) -> bool:
+    if any(low_access(f, a) for a in f.accesses):
+        return True
+    if any(is_low_precision(t) for ts in f.template_types.values() for t in ts):
+        return True
+    return any(is_low_precision(t) for t in f.cell_types.values()) or bool(f.asm_matching(r"\.(bf16|f16|e4m3|e5m2)"))
+
+
+def _widened(f, e) -> bool:
+    """``e`` uses low-precision data converted to float (a cast, a conversion intrinsic, or a load
+    of a low-precision element flowing into float arithmetic)."""
+    for n in walk(e):
+        if isinstance(n, Cast) and is_float32(n.type) and any(isinstance(m, Load) for m in walk(n.arg)):
+            return True
+        if isinstance(n, Call) and n.fn.split(".")[-1] in CONVERTS:
+            return True
+        if isinstance(n, Load) and n.access < len(f.accesses) and low_access(f, f.accesses[n.access]):
+            return True
+    return any(low_access(f, src) for src in sources(f, e) if src.space == "global")
+
+
+@RULE.cuda
+def cuda(f):
+    if not _low(f):
         return absent("no half/bf16/fp8 operands (fp32 throughout)")
-    floats = {d.name for d in facts.decls if rx.match(r"^(float|double)$", d.type.strip())}
-    acc = [a for a in facts.assigns if a.op in ("+=", "=") and a.target.split("[")[0].strip() in floats
-           and (rx.search(CONVERT, a.value) or a.op == "+=" and rx.search(r"\*", a.value)
-                or rx.search(r"\bfmaf?\s*\(", a.value) and a.target.split("[")[0].strip() in a.value)]
-    mma = first(
-        facts.grep_asm(r"mma\.\S*f32\.(bf16|f16|e4m3|e5m2)|wgmma\.\S*f32\.(bf16|f16|e4m3|e5m2)"),
-        facts.grep(r"fragment\s*<\s*(wmma::)?accumulator[^>]*\bfloat\b"),
-    )
-    converts = [c for c in facts.calls if rx.match(r"^(__bfloat162float|__half2float|__bfloat1622float2|__half22float2|__low2float|__high2float|to_float\w*|unpack\w*|load_float\w*)$", c.short)]
-    accumulates = [a for a in facts.assigns if a.op == "+=" or (rx.search(r"\+|fma", a.value) and mentions_any(a.value, (a.target.split('[')[0].strip(),)))]
-    hits = first(mma, [a for a in acc if a.op == "+="] or acc, converts if accumulates else [])
-    return present(hits, "low-precision operands accumulated in fp32") if hits else absent("accumulation stays in low precision")
+    mma = f.asm_matching(MMA_F32.pattern) + [c for c in f.calls if c.short == "mma_sync" and any(is_float32(t) for t in f.cell_types.values())]
+    if mma:
+        return present(mma, "tensor-core MMA with fp32 accumulators")
+    acc = [a for a in f.assigns if a.cell is not None and is_float32(f.cell_types.get(a.cell, "")) and a.old is not None
+           and (a.op in ("+=", "-=") or a.old in getattr(a.new, "args", ())) and (_widened(f, a.rhs) or _widened(f, a.new))]
+    if acc:
+        return present(acc, "low-precision values accumulated in fp32")
+    return absent("accumulation stays in low precision")
 
 
-def detect_triton(facts):
-    f32_zeros = {a.target for a in facts.assigns if rx.search(r"tl\.zeros\(.*float32", a.value)}
-    downcast = [a for a in facts.assigns if a.target in f32_zeros and rx.search(r"\.to\(\s*tl\.(bfloat16|float16|float8\w*)", a.value)]
-    dot_acc = [a for a in facts.assigns if a.target in f32_zeros and rx.search(r"tl\.dot\(", a.value) or (a.op == "+=" and a.target in f32_zeros and "tl.dot(" in a.value)]
-    low_dot = [c for c in dots(facts) if rx.search(r"out_dtype\s*=\s*tl\.(float16|bfloat16)", c.text)]
-    if dot_acc and not downcast and not low_dot:
-        return present(dot_acc[:2], "fp32 accumulator for tl.dot")
-    ups = {a.target for a in facts.assigns if rx.search(r"\.to\(\s*tl\.float32\s*\)", a.value) and rx.search(r"\.load\(|tl\.load", a.value)}
-    ups |= {a.target for a in facts.assigns if rx.search(r"\.to\(\s*tl\.float32\s*\)", a.value) and rx.fullmatch(r"\(?\s*\w+\s*\)?\.to\(\s*tl\.float32\s*\)", a.value)}
-    loaded = {a.target for a in facts.assigns if rx.search(r"tl\.load|\.load\(", a.value)}
-    ups |= {a.target for a in facts.assigns if rx.search(r"\.to\(\s*tl\.float32\s*\)", a.value)
-            and any(rx.search(rf"(?<![\w.]){re.escape(n)}\b\s*\.to\(\s*tl\.float32", a.value) for n in loaded)}
-    tainted = set(ups)
-    for _ in range(3):
-        for a in facts.assigns:
-            if rx.fullmatch(r"[A-Za-z_]\w*", a.target) and mentions_any(a.value, tainted):
-                tainted.add(a.target)
-    reduced = [c for c in facts.calls if c.short in ("sum", "reduce", "cumsum", "dot", "associative_scan") and mentions_any(c.text, tainted | ups)]
-    accumulated = [a for a in facts.assigns if (a.op == "+=" or mentions_any(a.value, (a.target,))) and mentions_any(a.value, tainted - {a.target})]
-    sum32 = [c for c in facts.calls if c.short in ("sum", "reduce", "cumsum") and rx.search(r"dtype\s*=\s*tl\.float32", c.text)]
-    hits = reduced or accumulated or sum32
-    if ups and hits or sum32:
-        return present(hits[:2], "low-precision data upcast to fp32 and accumulated")
-    return absent("no fp32 accumulation of low-precision operands")
+@RULE.triton
+def triton(f):
+    fp32_dot = [c for c in dots(f) if len(c.call.args) >= 3 or c.call.kwarg("acc") is not None or c.call.kwarg("out_dtype") is not None]
+    low_out = [c for c in dots(f) if "float16" in repr(c.call.kwarg("out_dtype"))]
+    if fp32_dot and not low_out:
+        return present(fp32_dot, "tl.dot accumulating into an fp32 tile")
+    zeros = [c for c in f.calls if c.fn in ("tl.zeros", "tl.full") and "float32" in repr(c.call)]
+    if dots(f) and zeros and not low_out:
+        return present(dots(f)[:1] + zeros[:1], "fp32 accumulator tile for tl.dot")
+    summed = [c for c in f.calls if c.fn in SUMS and any(_widened_tl(a) for a in c.call.args)]
+    summed += [a for a in f.assigns if a.old is not None and a.loops and a.cell in _carried(f) and _widened_tl(a.new) and a.op in ("+=", "=")
+               and a.old in getattr(a.new, "args", ())]
+    if summed:
+        return present(summed, "loads widened to float32 before summing")
+    return absent("no fp32 accumulation of low-precision data visible")
+
+
+SUMS = ("tl.sum", "tl.cumsum", "tl.reduce", "tl.associative_scan")
+
+
+def _carried(f) -> set[int]:
+    return {c for lp in f.loops.values() for c in lp.carried}
+
+
+def _widened_tl(e) -> bool:
+    return any(isinstance(n, Cast) and "float32" in n.type and any(isinstance(m, Load) for m in walk(n.arg)) for n in walk(e))

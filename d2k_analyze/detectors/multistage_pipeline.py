@@ -1,58 +1,91 @@
-"""multistage_pipeline: two or more shared-memory buffers in flight (a stage dimension indexed by
-k % stages or toggled with ^ 1, loads issued ahead of compute); in Triton an explicit
-num_stages >= 2 on the main loop (a compiler-default num_stages is undecided)."""
+"""multistage_pipeline: two or more shared-memory buffers in flight.
 
-from __future__ import annotations
+## What it means
+Loading tile k+1 overlaps computing tile k: shared buffers indexed by a stage that cycles over
+two or more values (``k % S``, a toggled ``^ 1``, a stage counter wrapping at S), filled ahead of
+use (asynchronously, or through registers), with waits that leave copies in flight
+(``cp.async.wait_group N`` with N ≥ 1). Triton: an explicit ``num_stages >= 2`` on the main loop.
+
+## How it is detected
+Fills of a shared object whose offset contains a stage selector that depends on the loop (a
+modulo / mask of the iteration, or a loop-carried local updated by ``^ 1``, ``1 - s``,
+``(s + 1) % S``), together with asynchronous fills, a partial wait, or reads of the same object
+at a different stage than the fill; or a partial ``wait_group`` with a multi-buffered fill.
+
+## Not to be confused with
+Two buffers filled and consumed in lock-step (load, sync, compute, sync); ``cp.async`` followed
+by ``wait_group 0`` before every use.
+"""
 
 import re
 
-from ..parsing import rx
-from ._base import absent, present
-from ._common import STAGE_NAME, shared_decls, stages_decision
-from ..parsing.liveness import literal_value
+from ..facts.expr import Op, Sym, atoms, num, walk
+from ._base import Rule, absent, present
+from ._queries import cell_of, defs_of, stages_decision
+from .smem_tiling import filled_from_global
+
+RULE = Rule("multistage_pipeline")
 
 
-def _stage_count(facts, dim: str) -> int | None:
-    v = literal_value(dim, None, "cuda")
-    if isinstance(v, int):
-        return v
-    vals = facts.constexpr_values(dim.strip())
-    ints = [x for x in vals if isinstance(x, int)]
-    if ints and len(ints) == len(vals):
-        return max(ints)
-    return None
+def _selectors(f, off) -> set[str]:
+    """Loop-dependent stage selectors in an offset: ``iter % S``, ``iter & (S-1)``, toggled locals."""
+    out: set[str] = set()
+    for n in walk(off):
+        if isinstance(n, Op) and n.op in ("%", "&") and len(n.args) == 2:
+            c = num(n.args[1]) if num(n.args[1]) is not None else num(n.args[0])
+            varying = n.args[0] if num(n.args[1]) is not None else n.args[1]
+            if isinstance(c, int) and c >= 1 and any(k.startswith(("iter#", "carried#", "ivar#")) for k in atoms(varying)):
+                out.add(repr(n))
+        if isinstance(n, Sym) and n.key.startswith("carried#"):
+            cid = cell_of(n)
+            for d in defs_of(f, cid) if cid is not None else []:
+                if _toggles(d.new, n):
+                    out.add(n.key)
+    return out
 
 
-def detect_cuda(facts):
-    staged = []
-    for d in shared_decls(facts):
-        if len(d.dims) >= 2 or (d.dims and STAGE_NAME.match(d.dims[0].strip())):
-            n = _stage_count(facts, d.dims[0])
-            if (n is not None and 2 <= n <= 16 and len(d.dims) >= 2) or (n is None and STAGE_NAME.match(d.dims[0].strip())):
-                staged.append(d)
-            elif n is not None and n < 2 and STAGE_NAME.match(d.dims[0].strip()):
-                return absent(f"stage count {d.dims[0]} is {n} at every launch", [d])
-    stage_names = [n for n in facts.idents if STAGE_NAME.match(n)]
-    for n in stage_names:
-        count = _stage_count(facts, n)
-        if count is None and facts.constant_expr(n):
-            count = literal_value(facts.constant_expr(n), None, "cuda")
-        if isinstance(count, int) and count >= 2:
-            staged += facts.grep(rf"(?<![\w.]){re.escape(n)}\b")[:1]
-        elif isinstance(count, int) and count < 2 and not staged:
-            return absent(f"{n} = {count}: a single stage")
-    ring = facts.grep(r"%\s*\(?\s*(k?[Nn]um_?[Ss]tages|k?[Ss]tages|STAGES|NUM_STAGES|kNumStages|kStages)\b|\^=?\s*1\b|1\s*-\s*(buf|stage|cur|read|write)\w*|\b(next|nxt|write|load)_?(buf|stage|idx)\b")
-    waits = [ln for ln in facts.grep_asm(r"cp\.async\.wait_group\s*%?\d*") if not rx.search(r"wait_group\s+0\b", ln.text)]
-    waits += [c for c in facts.calls if c.short in ("cp_async_wait", "cp_async_wait_group", "__pipeline_wait_prior", "producer_acquire", "consumer_wait")
-              and ((c.args and c.args[0].strip() != "0") or (c.template_args and c.template_args[0].strip() != "0"))]
-    asyncish = facts.grep_asm(r"cp\.async|mbarrier") or facts.calls_named("memcpy_async", "__pipeline_memcpy_async")
-    if staged and (ring or waits or asyncish):
-        return present(staged[:2] + (ring or waits)[:2], "staged shared-memory buffers with loads ahead of compute")
-    pipeline_objs = facts.grep(r"cuda::pipeline|PipelineTmaAsync|make_pipeline")
-    if pipeline_objs and (ring or waits):
-        return present(pipeline_objs[:2] + (ring or waits)[:2], "multi-stage cuda::pipeline ring")
+def _toggles(new, old) -> bool:
+    for n in walk(new):
+        if isinstance(n, Op) and n.op == "^" and old in n.args and any(num(a) == 1 for a in n.args):
+            return True
+        if isinstance(n, Op) and n.op == "-" and len(n.args) == 2 and num(n.args[0]) == 1 and n.args[1] == old:
+            return True
+        if isinstance(n, Op) and n.op in ("%", "?:") and old in atoms(n) and any(isinstance(num(a), int) and num(a) >= 2 for a in n.args):
+            return True
+    return False
+
+
+def _partial_waits(f) -> list:
+    hits = [a for a in f.asm if re.search(r"cp\.async\.wait_group\s+(?!0\b)\d", a.text) or re.search(r"cp\.async\.bulk\.wait_group(\.read)?\s+(?!0\b)\d", a.text)]
+    for c in f.calls:
+        if c.short in ("cp_async_wait", "cp_async_wait_group", "__pipeline_wait_prior", "cp_async_wait_all") or "wait_group" in c.short:
+            arg = c.call.targs[0] if c.call.targs else (c.call.args[0] if c.call.args else None)
+            if arg is not None and isinstance(num(arg), int) and num(arg) >= 1:
+                hits.append(c)
+    return hits
+
+
+@RULE.cuda
+def cuda(f):
+    waits = _partial_waits(f)
+    for obj in sorted({a.obj for a in f.accesses if a.space == "shared"}):
+        fills = [a for a in filled_from_global(f, obj) if a.loops]
+        staged = [a for a in fills if _selectors(f, a.off)]
+        if not staged:
+            continue
+        asynchronous = [a for a in staged if a.via in ("async", "tma", "asm")]
+        reads = [r for r in f.accesses if r.obj == obj and r.kind == "load" and r.loops]
+        offset_stage = [r for r in reads if _selectors(f, r.off) != _selectors(f, staged[0].off)]
+        if asynchronous or waits or offset_stage:
+            return present(staged[:1] + (waits or asynchronous or offset_stage)[:1], "stage-indexed shared buffers filled ahead of use")
+    if waits and any(a.via in ("async", "tma") for a in f.accesses):
+        return present(waits, "copies left in flight across iterations (partial wait)")
+    pipes = [c for c in f.calls if c.short in ("producer_acquire", "consumer_wait", "producer_commit", "consumer_release")]
+    if pipes and any("pipeline" in n for n in f.lib_names):
+        return present(pipes, "cuda::pipeline producer/consumer stages")
     return absent("no multi-buffered shared-memory pipeline")
 
 
-def detect_triton(facts):
-    return stages_decision(facts)
+@RULE.triton
+def triton(f):
+    return stages_decision(f)

@@ -1,47 +1,87 @@
-"""online_softmax: a running max with a rescaled running sum (or LSE) in one pass, or a merge of
-partial (max, sum) pairs with the same rescale. Recognised by the rescale itself: a loop-carried
-quantity multiplied by exp(m_old - m_new) (directly, or through an ``alpha``-like variable)."""
+"""online_softmax: a running max with a rescaled running sum in one pass.
 
-from __future__ import annotations
+## What it means
+As data arrives, ``m_new = max(m_old, ...)`` and the running sum (and any accumulator that
+depends on the normalisation, like attention's P·V) is multiplied by ``exp(m_old - m_new)``
+before the new terms are added; merging partial (max, sum) pairs with the same rescale counts
+(across lanes, warps, loop chunks, or an LSE combine of splits). exp2 with a folded scale counts.
 
-import re
-from functools import lru_cache
+## How it is detected
+On resolved values: an update whose new value multiplies the *old value of the same local*
+(the loop-carried value, or the merged partner's) by an ``exp``/``exp2`` of ``a - max(a, ...)``
+(or ``max(a, ...) - a`` negated), however the locals are named; or a pair merge
+``s_a * exp(m_a - m) + s_b * exp(m_b - m)`` with ``m = max(m_a, m_b)``.
 
-from ..parsing import rx
-from ._base import absent, present
+## Not to be confused with
+A three-pass softmax (separate max, sum and normalise passes) or a one-block safe softmax
+(max, then sum of exp(x - max)): no running rescale.
+"""
 
-EXP = r"(?:__expf|expf|exp2f|__exp2f|exp|exp2|hexp|tl\.exp|tl\.exp2|tl\.math\.exp|tl\.math\.exp2|libdevice\.exp2?|fast_expf)"
-EXP_OF_DIFF = rx.compile(EXP + r"\s*\((?=[^;]*-)")
+from ..facts.expr import Call, Op, flatten, walk
+from ._base import Rule, absent, present
+from ._queries import exps_in
+
+RULE = Rule("online_softmax")
 
 
-@lru_cache(maxsize=65536)
-def _names(value: str) -> frozenset[str]:
-    return frozenset(rx.findall(r"[A-Za-z_]\w*", value))
+def rescale_exps(e) -> list:
+    """``exp(a - max(a, ...))``-shaped factors inside ``e`` (any scale folded in)."""
+    out = []
+    for x in exps_in(e):
+        for n in walk(x):
+            if isinstance(n, Op) and n.op == "-" and len(n.args) == 2:
+                a, b = n.args
+                if _is_max_of(b, a) or _is_max_of(a, b):
+                    out.append(x)
+                    break
+    return out
 
 
-def detect(facts):
-    # Variables holding exp(a - b): the rescale factors (alpha = exp(m_old - m_new)).
-    factors = {a.target for a in facts.assigns if EXP_OF_DIFF.search(a.value) and rx.fullmatch(r"[A-Za-z_]\w*", a.target)}
-    has_max = bool(facts.grep(r"(?i)max|>\s*\w+\s*\?"))
-    hits = []
-    for a in facts.assigns:
-        v = a.value
-        scaled_by = (EXP_OF_DIFF.search(v) is not None) or bool(_names(v) & factors)
-        if not scaled_by:
-            continue
-        t = re.escape(a.target.split("[")[0].strip())
-        if not t or not rx.fullmatch(r"[\w.]+", a.target.split("[")[0].strip()):
-            continue
-        if a.op == "*=" or rx.search(rf"(?<![\w.]){t}\b(\[[^\]]*\])?\s*\*|\*\s*{t}\b", v):
-            hits.append(a)  # s = s * exp(m_old - m_new) + ...   /   acc *= alpha
-        elif rx.search(r"\*\s*" + EXP + r"\s*\([^)]*-[^)]*\)\s*\+\s*[\w.\[\]]+\s*\*\s*" + EXP, v):
-            hits.append(a)  # pair merge: s_a * exp(m_a - m) + s_b * exp(m_b - m)
-    # a reduction of partial sums rescaled to a common max: sum(s_i * exp(m_i - m))
-    merges = [a for a in facts.assigns if rx.search(r"sum\s*\([^;]*[\w.\]]\s*\*\s*" + EXP + r"\s*\(\s*\(?\s*[\w.]+\s*-\s*[\w.]+", a.value)]
-    hits += merges
-    if hits and has_max:
+def _is_max_of(m, a) -> bool:
+    """``m`` is a maximum taken over ``a`` (and others): max(a, b), tl.max(a), a reduced max."""
+    if isinstance(m, Op) and m.op == "max":
+        return a in flatten("max", m)
+    if isinstance(m, Call) and m.fn.startswith(("tl.", "cg.")) and m.fn.endswith("max") and m.args:
+        return m.args[0] == a or a in flatten("max", m.args[0])
+    return False
+
+
+def _rescaled_old(assign) -> bool:
+    old = assign.old
+    if old is None:
+        return False
+    for n in walk(assign.new):
+        if isinstance(n, Op) and n.op == "*" and old in flatten("*", n):
+            others = Op("*", tuple(x for x in flatten("*", n) if x != old))
+            if rescale_exps(others):
+                return True
+    return False
+
+
+def _pair_merge(assign) -> bool:
+    terms = flatten("+", assign.new)
+    scaled = [t for t in terms if rescale_exps(t)]
+    return len(scaled) >= 2
+
+
+def _merged_partials(e) -> bool:
+    """A sum over partial sums each rescaled to the common max: sum(s_i * exp(m_i - max(m)))."""
+    for n in walk(e):
+        if isinstance(n, Call) and n.fn.startswith("tl.") and n.fn.endswith("sum") and n.args:
+            for p in walk(n.args[0]):
+                if isinstance(p, Op) and p.op == "*" and any(rescale_exps(x) for x in flatten("*", p)):
+                    return True
+    return False
+
+
+@RULE.both
+def detect(f):
+    hits = [a for a in f.assigns if _rescaled_old(a) or _pair_merge(a) or _merged_partials(a.new)]
+    hits += [a for a in f.accesses if a.kind in ("store", "rmw") and a.value is not None and a.space in ("shared", "local") and _pair_merge_value(a.value)]
+    if hits:
         return present(hits, "running sum/accumulator rescaled by exp(m_old - m_new)")
     return absent("no running rescale of the sum by exp(m_old - m_new)")
 
 
-detect_cuda = detect_triton = detect
+def _pair_merge_value(e) -> bool:
+    return len([t for t in flatten("+", e) if rescale_exps(t)]) >= 2

@@ -1,31 +1,71 @@
-"""persistent_kernel: both halves visible: a grid sized from the SM count / occupancy at the
-launch site and a loop over several tiles or rows in the kernel (static stride by the grid, a
-tile scheduler, or an atomic work counter). A grid-stride loop over a data-sized grid is 0."""
+"""persistent_kernel: a grid sized from the SM count, each block looping over many tiles/rows.
 
-from __future__ import annotations
+## What it means
+The launch grid is derived from the number of SMs (a device-property query, an occupancy
+calculation, or a literal equal to a GPU's SM count) and each block/program loops over several
+work units: a static stride by the grid size, a tile scheduler, or an atomic work counter.
 
-import re
+## How it is detected
+Kernel side: a loop whose start depends on the block/program index and whose step is the grid
+size (``gridDim``, ``tl.num_programs``) or a parameter that the launch sets to the SM-derived
+grid; or a loop that takes work from an atomic counter. Host side: a launch grid whose value
+carries the ``sm_count``/``occupancy`` atom, or equals a known SM count.
 
-from ..parsing import rx
-from ._base import absent, present
+## Not to be confused with
+A grid-stride loop over a grid sized to the data (the host side decides).
+"""
 
-SM_HOST = r"multi_processor_count|cudaDevAttrMultiProcessorCount|multiProcessorCount|\bNUM_SMS\b|\bnum_sms\b|\bsm_count\b|\bn_sms\b|cudaOccupancyMaxActiveBlocksPerMultiprocessor|get_num_sms|num_SMs"
-GRIDLIKE = r"(?i)gridDim\.[xyz]|num_programs|NUM_PROGRAMS|NUM_SMS|num_sms|sm_count|n_sms|num_SMs|NUM_PROGS|num_progs|n_progs|nprogs|NUM_CTAS|grid_size|num_ctas|num_blocks|NUM_BLOCKS"
+from ..facts.expr import atoms, num
+from ._base import Rule, absent, present
 
-
-def detect(facts):
-    host = facts.grep_host(SM_HOST)
-    loops = [lp for lp in facts.loops if rx.search(GRIDLIKE, lp.step + " " + lp.header)]
-    stride_vars = {a.target for a in facts.assigns if rx.search(GRIDLIKE, a.value)}
-    loops += [lp for lp in facts.loops if any(rx.search(rf"(?<![\w.]){re.escape(v)}\b", lp.step) for v in stride_vars)]
-    work = [c for c in facts.calls if rx.match(r"^(atomicAdd|atomic_add)$", c.short) and any(lp.kind in ("while", "do", "for") and lp.line <= c.line <= lp.end_line for lp in facts.loops)]
-    sched = facts.grep(r"(?i)tile_?scheduler|get_next_work|next_tile|PersistentTileScheduler")
-    kernel_side = loops or work or sched
-    if host and kernel_side:
-        return present(host[:1] + (loops or work or sched)[:2], "SM-sized grid and a loop over tiles/rows")
-    if kernel_side:
-        return absent("loop over work units, but the grid is sized to the data", kernel_side[:1])
-    return absent("one tile/row per block/program")
+RULE = Rule("persistent_kernel")
+SM_COUNTS = {132, 148, 114, 108, 80, 84, 144, 160, 170, 188, 78, 46, 68, 82, 58, 56, 60}
+SM_ATOMS = ("sm_count", "occupancy")
 
 
-detect_cuda = detect_triton = detect
+def _sm_sized(e) -> bool:
+    keys = atoms(e)
+    return any(k in SM_ATOMS for k in keys) or num(e) in SM_COUNTS
+
+
+def sm_grid_launches(f) -> list:
+    return [lf for lf in f.launches if any(_sm_sized(g) for g in lf.grid)]
+
+
+def work_loops(f) -> list:
+    """Loops that hand several work units to each block: start at the block index, step by the
+    grid size (or a parameter), or a loop fed by an atomic counter."""
+    out = []
+    for lp in f.loops.values():
+        start = atoms(lp.init) if lp.init is not None else frozenset()
+        step = atoms(lp.step) if lp.step is not None else frozenset()
+        if any(k.startswith(("bid.", "pid.")) for k in start) and (any(k.startswith(("gdim.", "nprog.", "param#", "cexpr#")) for k in step)):
+            out.append(lp)
+    for a in f.accesses:
+        if a.kind == "atomic" and a.loops and not a.guards:
+            out.append(f.loops[a.loops[-1]])
+    return out
+
+
+def _param_step_from_sm(f, lp) -> bool:
+    step = atoms(lp.step) if lp.step is not None else frozenset()
+    for k in step:
+        if k.startswith(("param#", "cexpr#")):
+            i = int(k.split("#")[1])
+            for lf in f.launches:
+                if i < len(lf.bound) and lf.bound[i] is not None and _sm_sized(lf.bound[i]):
+                    return True
+    return False
+
+
+@RULE.both
+def detect(f):
+    loops = work_loops(f)
+    if not loops:
+        return absent("one tile/row per block/program")
+    host = sm_grid_launches(f)
+    if host or any(_param_step_from_sm(f, lp) for lp in loops):
+        return present([lf.loc for lf in host][:1] + loops[:2], "SM-sized grid and a loop over tiles/rows")
+    if f.launches:
+        return absent("loop over work units, but the grid is sized to the data", loops[:1])
+    return absent("loop over work units; no launch shows an SM-sized grid", loops[:1])

@@ -1,58 +1,89 @@
-"""smem_tiling: operand tiles staged in shared memory and reused by several threads, typically
-read in an accumulation loop (As[..][k] * Bs[k][..], an MMA fragment load from shared memory).
-Transpose-style reorder, a cached single row/vector, reduction scratch and unused arrays are 0.
-Triton: not decidable when tl.dot is used (the compiler stages operands), else 0."""
+"""smem_tiling: operand tiles staged in shared memory and reused by several threads.
 
-from __future__ import annotations
+## What it means
+Data is copied from global into shared memory (plain stores of loaded values, ``cp.async``,
+TMA) and then read many times: as operands of a multiply-accumulate or an MMA, or by several
+threads reading overlapping elements (a stencil / convolution halo).
 
-import re
+## How it is detected
+A shared object filled from global memory whose loads, inside a loop, feed a multiply-accumulate,
+an MMA / fragment load, or overlap across threads (a lane stride of one with a small constant
+step per iteration). Triton: not decidable with ``tl.dot`` (the compiler stages operands),
+else 0.
 
-from ..parsing import rx
-from ._base import absent, not_applicable, present
-from ._common import IDENTIFIER, dots, shared_decls, shared_names, tokens
+## Not to be confused with
+Shared memory used only to reorder data (a transpose), to cache one row that each thread reads
+back once, or as reduction scratch; arrays never read.
+"""
+
+from ..facts import poly as P
+from ..facts.expr import Load, walk
+from ._base import Rule, absent, not_applicable, present
+from ._queries import dots, loads_in, mac_sources, mma_calls
+
+RULE = Rule("smem_tiling")
+FRAGMENT_LOADS = ("load_matrix_sync", "ldmatrix", "copy", "load", "load_async", "mma_sync", "mma", "gemm", "wgmma")
 
 
-def detect_triton(facts):
-    if dots(facts):
+def filled_from_global(f, obj: int) -> list:
+    out = []
+    for a in f.accesses:
+        if a.obj != obj or a.kind not in ("store", "rmw"):
+            continue
+        if a.via in ("async", "tma", "api", "asm") or (a.value is not None and any(x.space == "global" for x in loads_in(f, a.value))):
+            out.append(a)
+    return out
+
+
+def _thread_dependent(acc) -> bool:
+    return any(P.mentions(acc.poly, k) for k in ("tid", "lane", "warp"))
+
+
+def _reused(f, obj: int) -> list:
+    reads = [a for a in f.accesses if a.obj == obj and a.kind == "load"]
+    mac_loads = {x.id for x in mac_sources(f)}
+    # operands whose element depends on the thread: a 2-D tile shared by rows/columns of threads;
+    # a chunk every thread reads in full (one cached row) is not a tile
+    out = [r for r in reads if r.id in mac_loads and _thread_dependent(r)]
+    for c in f.calls:
+        if c.short in FRAGMENT_LOADS:
+            for n in walk(c.call):
+                if isinstance(n, Load) and n.obj == obj:
+                    out.append(f.accesses[n.access])
+    out += [r for r in reads if r.via == "api"]  # wmma::load_matrix_sync / fragment loads from the tile
+    for a in f.asm:
+        if any(m in a.text for m in ("ldmatrix", "wgmma", "mma")):
+            out += [r for r in reads if r.loc.line == a.loc.line]
+    for r in reads:
+        if not r.loops:
+            continue
+        stride = P.constant_of(r.thread_stride())
+        step = P.constant_of(P.coeff(r.poly, f"iter#{r.loops[-1]}"))
+        if stride == 1 and step is not None and 0 < abs(step) <= 16:
+            out.append(r)  # neighbouring threads read overlapping windows
+    return out
+
+
+@RULE.cuda
+def cuda(f):
+    shared = sorted({a.obj for a in f.accesses if a.space == "shared"})
+    if not shared and not any(o.space == "shared" for o in f.objects.values()):
+        return absent("no shared memory")
+    for obj in shared:
+        fills = filled_from_global(f, obj)
+        if not fills:
+            continue
+        reuse = _reused(f, obj)
+        if reuse:
+            return present(fills[:1] + reuse[:2], "global tiles staged in shared memory and reused")
+    mma_from_shared = [c for c in mma_calls(f) if hasattr(c, "call") and any(isinstance(n, Load) and n.space == "shared" for n in walk(c.call))]
+    if mma_from_shared:
+        return present(mma_from_shared, "MMA operands read from shared-memory tiles")
+    return absent("shared memory only reorders, caches data read once, or holds reduction scratch")
+
+
+@RULE.triton
+def triton(f):
+    if dots(f):
         return not_applicable("tl.dot: the compiler stages operands in shared memory")
     return absent("Triton source without tl.dot has no shared-memory tiles")
-
-
-def _tile_like(decl) -> bool:
-    """A 2-D tile, or a flat array whose size is a product of tile extents."""
-    dims = [d for d in decl.dims if d]
-    return len(dims) >= 2 or any("*" in d for d in dims) or not decl.dims
-
-
-def detect_cuda(facts):
-    names = shared_names(facts)
-    if not names:
-        return absent("no shared memory")
-    decls = {d.name: d for d in shared_decls(facts)}
-    fills = [c for c in facts.calls if c.short in ("load_matrix_sync", "ldmatrix", "copy") or "mma" in c.short.lower()]
-    uses = []
-    synced = bool(facts.calls_named("__syncthreads", "sync", "__syncwarp", "barrier_sync")) or bool(facts.grep_asm(r"bar\.sync|barrier"))
-    plain = all(IDENTIFIER.fullmatch(n) for n in names)  # then a line can only use names among its tokens
-    for ln in facts.lines:
-        candidates = names & tokens(ln.text) if plain else names
-        used = [n for n in candidates if rx.search(rf"(?<![\w.]){re.escape(n)}\b\s*(\[|\+)|&\s*{re.escape(n)}\b", ln.text)]
-        if not used:
-            continue
-        loops = [lp for lp in facts.loops if lp.file == ln.file and lp.line <= ln.line <= lp.end_line]
-        if not loops:
-            continue
-        accum = rx.search(r"\+=|fma|__hfma|mma|load_matrix_sync|ldmatrix|ldsm|\bdot\b", ln.text) or (len(used) >= 2 and "*" in ln.text)
-        tiles = [n for n in used if n not in decls or _tile_like(decls[n])]
-        # a tile read (right of '=') with a loop variable in its index: reused across iterations
-        rhs = ln.text.split("=", 1)[1] if rx.search(r"[^=!<>]=[^=]", ln.text) else ln.text
-        loop_indexed = any(
-            lp.var and rx.search(rf"(?<![\w.]){re.escape(n)}\s*\[[^;]*\b{re.escape(lp.var)}\b", rhs) for n in tiles for lp in loops
-        )
-        if (accum and (len(used) >= 2 or tiles)) or (synced and loop_indexed and len(loops) >= 2):
-            uses.append(ln)
-    if uses:
-        return present(uses[:3], "shared-memory tiles read by many threads in an accumulation loop")
-    if fills and any(any(n in c.text for n in names) for c in fills):
-        hits = [c for c in fills if any(n in c.text for n in names)]
-        return present(hits[:3], "MMA fragments loaded from shared-memory tiles")
-    return absent("shared memory only reorders, caches one row/vector, or holds reduction scratch")

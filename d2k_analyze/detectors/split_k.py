@@ -1,42 +1,71 @@
-"""split_k: the GEMM K dimension split across blocks/programs (a grid axis picks a K slice) and
-partials combined with atomics or a workspace. A SPLIT_K that is 1 at every launch is 0."""
+"""split_k: the GEMM K dimension split across blocks/programs, partials combined.
 
-from __future__ import annotations
+## What it means
+A GEMM-like reduction loop whose K range is chosen by a grid index (one block/program per K
+slice), with the partial results combined through atomics or a workspace and a second pass.
 
-from ..parsing import rx
-from ._base import absent, present
-from ._common import mentions_any
+## How it is detected
+In a loop carrying a multiply-accumulate / ``tl.dot`` / MMA, both operands' loads (or the loop's
+bounds) depend on a grid index, and that index enters the K offset of both operands alike (a
+K-slice) rather than one operand's row or column; partials go out through an atomic or a store
+indexed by the same grid index. A split factor that resolves to 1 at every launch leaves no
+slice index (it folds away) and earns nothing.
 
-SPLIT = rx.compile(r"(?i)^(split_?k|k_?splits?|num_?splits?_?k|splitk\w*|SPLIT_K|kSplitK|k_?slices?|slices?_?k)$")
+## Not to be confused with
+Batched GEMM (the batch index also reaches both operands, but not as a K offset, and the output
+is stored per batch without atomics); atomics used for something else.
+"""
+
+from ..facts import poly as P
+from ..facts.expr import atoms
+from ._base import Rule, absent, present
+from ._queries import gemm_loops, loads_in
+
+RULE = Rule("split_k")
 
 
-def _split_values(facts):
-    vals = []
-    for name in facts.idents:
-        if SPLIT.match(name):
-            vals += list(facts.constexpr_values(name)) + facts.config_values(name)
-    return vals
+def _grid(keys) -> set[str]:
+    return {k for k in keys if k.startswith(("bid.", "pid."))}
 
 
-def detect(facts):
-    vals = [v for v in _split_values(facts) if isinstance(v, int)]
-    if vals and max(vals) <= 1:
-        return absent("split factor is 1 at every launch")
-    if facts.language == "triton":
-        slice_vars = {a.target for a in facts.assigns if rx.search(r"program_id\(\s*(axis\s*=\s*)?[12]\s*\)", a.value) and rx.search(r"(?i)k|split", a.target)}
-    else:
-        slice_vars = {a.target for a in facts.assigns if rx.search(r"blockIdx\.[zy]", a.value) and rx.search(r"(?i)k|split|slice", a.target)}
-    split_names = {n for n in facts.idents if SPLIT.match(n)}
-    sliced = [
-        lp for lp in facts.loops
-        if mentions_any(lp.init + " " + lp.cond + " " + lp.step, slice_vars | split_names)
-        or rx.search(r"blockIdx\.z", lp.init + lp.cond)
-    ]
-    sliced += [a for a in facts.assigns if slice_vars and rx.search(r"(?i)k", a.target) and mentions_any(a.value, slice_vars) and rx.search(r"(?i)(start|begin|end|lo|hi|off)", a.target)]
-    combine = [c for c in facts.calls if rx.match(r"^(atomic[A-Z]\w*|atomic_add|atomic_\w+)$", c.short)] or facts.grep(r"(?i)(workspace|partial|\bws)\w*\s*\[|\bws_?ptr\b")
-    if sliced and combine:
-        return present(sliced[:2] + combine[:2], "K loop sliced by a grid axis; partials combined")
+def _k_slice_atoms(f, lid: int) -> set[str]:
+    lp = f.loops[lid]
+    bounds = _grid(atoms(lp.init) if lp.init is not None else ()) | _grid(atoms(lp.bound) if lp.bound is not None else ())
+    loads = [a for a in f.accesses if lid in a.loops and a.kind in ("load", "rmw") and a.space in ("global",)]
+    operands = {}
+    for a in loads:
+        operands.setdefault(a.obj, []).append(a)
+    if len(operands) < 2:
+        return bounds
+    it = f"iter#{lid}"
+    shared_k: set[str] | None = None
+    for accs in operands.values():
+        here: set[str] = set()
+        for a in accs:
+            k_coeff = P.coeff(a.poly, it)
+            for g in _grid(atoms(a.off)):
+                g_coeff = P.coeff(a.poly, g)
+                if k_coeff and g_coeff and _proportional(g_coeff, k_coeff):
+                    here.add(g)
+        shared_k = here if shared_k is None else shared_k & here
+    return bounds | (shared_k or set())
+
+
+def _proportional(a: P.Poly, b: P.Poly) -> bool:
+    """``a`` and ``b`` differ by a constant factor or share a non-constant factor (the K stride)."""
+    ta, tb = P.terms(a), P.terms(b)
+    if P.constant_of(a) is not None and P.constant_of(b) is not None:
+        return True
+    return bool(ta & tb)
+
+
+@RULE.both
+def detect(f):
+    for lid in gemm_loops(f):
+        slices = _k_slice_atoms(f, lid)
+        if not slices:
+            continue
+        combine = [a for a in f.accesses if a.space == "global" and (a.kind == "atomic" or (a.kind == "store" and slices & atoms(a.off)))]
+        if combine:
+            return present([f.loops[lid]] + combine[:1], "K loop sliced by a grid index; partials combined")
     return absent("each tile's K loop runs in one block/program")
-
-
-detect_cuda = detect_triton = detect

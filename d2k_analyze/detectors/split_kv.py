@@ -1,69 +1,95 @@
-"""split_kv: the KV/sequence (or softmax-row) axis of one work item split across CTAs/programs,
-each split storing partial statistics (max/sum or LSE) that are merged with an exp(m_i - m_max)
-rescale; the combine kernel (loading the partials and rescaling) shows it too. A chunked loop
-inside one CTA is tiling, and a split count of 1 at every launch is 0."""
+"""split_kv: the KV / sequence axis of one query split across blocks, merged by log-sum-exp.
 
-from __future__ import annotations
+## What it means
+Flash-decoding: each split writes an unnormalised partial output plus its softmax statistics
+(max and sum, or an LSE), and a combine step rescales the partials by ``exp(lse_i - lse_max)``.
+Any softmax-type reduction axis split across blocks with such a merge counts.
 
-import re
+## How it is detected
+A partial kernel: a softmax reduction loop whose loads reach a slice of the reduction axis chosen
+by the grid (a grid-derived term that moves along the same axis as the loop's iteration), and
+softmax statistics (a maximum, a sum of exponentials or a log-sum-exp) stored to global memory.
+A combine kernel: statistics read back from global memory and merged with the rescale
+``exp(m_i - max(m))``.
 
-from ..parsing import rx
-from ._base import absent, present
+## Not to be confused with
+A chunked loop over the whole range inside one block; a persistent loop over rows.
+"""
 
-STAT = r"(?i)^(m|s|l|lse|m_i|l_i|mx|sm|row_max|row_sum|max_\w*|sum_\w*|\w*_max|\w*_sum|\w*lse\w*|logsumexp|exp_sums?|max_logits?)$"
-PID = r"program_id|blockIdx\.[xyz]|\bpid\b|\bbid\b"
+from ..facts import poly as P
+from ..facts.expr import Call, Cast, Load, Op, flatten, walk
+from ..facts.ops import softmax
+from ._base import Rule, absent, present
+from ._queries import LOG, cell_of, defs_of, exps_in, is_call
+from .online_softmax import rescale_exps
+
+RULE = Rule("split_kv")
 
 
-def _split_index(facts) -> list:
-    """Assignments that carve a split out of the grid: program_id(1|2) named split/chunk, or a
-    start offset (pid % S) * CHUNK."""
-    pids = {a.target for a in facts.assigns if rx.search(PID, a.value)} | {"pid"}
-    pn = "|".join(map(re.escape, sorted(pids)))
+def _is_statistic(f, e) -> bool:
+    """The value itself is a softmax statistic: a max, a sum (of exponentials), or m + log(s)."""
+    while isinstance(e, Cast):
+        e = e.arg
+    if isinstance(e, Call) and e.fn.startswith("tl.") and e.fn.split(".")[-1] in ("max", "sum"):
+        return True
+    if isinstance(e, Op) and e.op == "+" and any(is_call(t, LOG) for t in e.args):
+        return True
+    if isinstance(e, Op) and e.op == "max":
+        return True
+    c = cell_of(e)
+    if c is not None:
+        return any(isinstance(d.new, Op) and (d.new.op == "max" or exps_in(d.new)) for d in defs_of(f, c))
+    return False
+
+
+def _axis_slice(f) -> list:
+    """Loads in a softmax loop reaching a grid-chosen slice of the loop's own axis."""
     out = []
-    for a in facts.assigns:
-        if rx.search(r"program_id\(\s*(axis\s*=\s*)?[12]\s*\)|blockIdx\.[yz]", a.value) and rx.search(r"(?i)split|part|chunk|kv", a.target):
-            out.append(a)
-        elif rx.search(r"(?i)start|begin|lo\b|off", a.target) and rx.search(rf"\(\s*({pn})\s*%\s*\w+\s*\)\s*\*", a.value):
-            out.append(a)
+    soft_loops = {lid for c in f.calls if exps_in(c.call) for lid in c.loops} | {lid for a in f.assigns if exps_in(a.new) for lid in a.loops}
+    for a in f.accesses:
+        if a.space != "global" or a.kind != "load" or not a.loops or a.loops[-1] not in soft_loops:
+            continue
+        it = P.constant_of(P.coeff(a.poly, f"iter#{a.loops[-1]}"))
+        if not it:
+            continue
+        for k in P.terms(a.poly):
+            if k.startswith(("pid.", "bid.")) or (k.startswith("~") and any(P.mentions(P.term(k), g) for g in ("pid", "bid"))):
+                c = P.constant_of(P.coeff(a.poly, k))
+                if c and c % it == 0 and c > 0:
+                    out.append(a)
+                    break
     return out
 
 
-def _stat_stores(facts) -> list:
-    out = []
-    for c in facts.calls:
-        if c.short == "store" and len(c.args) >= 2 and rx.match(STAT, c.args[1].strip()):
-            out.append(c)
-    for a in facts.assigns:
-        base = a.target.split("[")[0].strip()
-        if "[" in a.target and rx.search(r"(?i)(max|sum|lse|m|s|l)_?(part|partial|ptr|out|buf|ws)\w*$", base) and rx.match(STAT, a.value.strip()):
-            out.append(a)
-    return out
+def _combine(f) -> list:
+    """A loaded partial (a sum or an output) times exp(m_i - max(m)) of a loaded statistic."""
+    for a in f.assigns:
+        for n in walk(a.new):
+            if not (isinstance(n, Op) and n.op == "*"):
+                continue
+            factors = flatten("*", n)
+            scaled = [x for x in factors if rescale_exps(x) and any(isinstance(m, Load) for m in walk(x))]
+            partial = [x for x in factors if isinstance(_strip(x), Load)]
+            if scaled and partial:
+                return [a]
+    return []
 
 
-def _merges(facts) -> list:
-    """sum(s_i * exp(m_i - m)) over partials loaded from global memory."""
-    loaded = {a.target for a in facts.assigns if rx.search(r"tl\.load|\.load\(|\w+_(ptr|part|partial|buf)\w*\s*\[", a.value)}
-    out = []
-    for a in facts.assigns:
-        m = rx.search(r"([\w.]+)\s*\*\s*(?:tl\.)?(?:math\.)?(?:__)?exp2?f?\s*\(\s*\(?\s*([\w.]+)\s*-\s*([\w.]+)", a.value)
-        if m and m.group(1) in loaded and (m.group(2) in loaded or m.group(3) in loaded):
-            out.append(a)
-    return out
+def _strip(e):
+    while isinstance(e, Cast):
+        e = e.arg
+    return e
 
 
-def detect(facts):
-    counts = facts.idents_matching(r"(?i)^(num_?splits|n_?splits|num_?partitions|split_?kv|kv_?splits|splits)$")
-    vals = [v for n in counts for v in list(facts.constexpr_values(n)) + facts.config_values(n) if isinstance(v, int)]
-    if vals and max(vals) <= 1:
-        return absent("number of splits is 1 at every launch")
-    split = _split_index(facts)
-    stores = _stat_stores(facts)
-    if split and stores:
-        return present(split[:1] + stores[:2], "grid split of the reduction axis, partial statistics stored per split")
-    merges = _merges(facts)
-    if merges:
-        return present(merges[:2], "partial (max, sum) / LSE pairs loaded and merged with an exp rescale")
-    return absent("no split of the KV/row axis across CTAs/programs")
-
-
-detect_cuda = detect_triton = detect
+@RULE.both
+def detect(f):
+    if not softmax(f) and not _combine(f):
+        return absent("no softmax statistics")
+    stats = [a for a in f.accesses if a.space == "global" and a.kind == "store" and a.value is not None and _is_statistic(f, a.value)]
+    sliced = _axis_slice(f)
+    if sliced and stats:
+        return present(sliced[:1] + stats[:1], "reduction axis sliced across the grid; partial statistics stored")
+    merge = _combine(f)
+    if merge:
+        return present(merge, "partial statistics read back and merged with exp(m_i - max)")
+    return absent("one block covers the whole reduction axis")

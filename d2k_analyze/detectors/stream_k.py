@@ -1,19 +1,31 @@
-"""stream_k (low confidence): MAC-loop iterations divided evenly over a persistent grid with
-partial-tile fix-up. Recognised by its bookkeeping (iters_per_tile, per-CTA iteration ranges that
-cross tiles) together with a fix-up mechanism (atomics, flags or locks)."""
+"""stream_k: MAC-loop iterations divided evenly among a persistent grid, partial tiles fixed up.
 
-from __future__ import annotations
+## What it means
+A CTA processes a contiguous range of (tile, k) iterations that may start or end inside a tile;
+tiles shared by several CTAs are completed by a fix-up (workspace + flag, or atomics).
 
-from ..parsing import rx
-from ._base import absent, present
+## How it is detected
+A GEMM-like loop whose bounds depend on the block index and on the grid size (or an SM-sized
+parameter), with atomics or a wait on a flag in global memory for the fix-up.
+
+## Not to be confused with
+A fixed split-K factor; a persistent loop over whole tiles.
+"""
+
+from ..facts.expr import atoms
+from ._base import Rule, absent, present
+from ._queries import gemm_loops
+
+RULE = Rule("stream_k")
 
 
-def detect(facts):
-    book = facts.grep(r"(?i)stream_?k|iters_per_(tile|cta|program|sm)|total_(streamk_)?iters|start_iter|end_iter|iter_(begin|end)")
-    fixup = [c for c in facts.calls if rx.match(r"^(atomic[A-Z]\w*|atomic_\w+)$", c.short)] or facts.grep(r"(?i)\b(lock|flag|sem)")
-    if book and fixup and len({ln.line for ln in book}) >= 2:
-        return present(book[:3] + fixup[:1], "stream-K iteration ranges with partial-tile fix-up")
-    return absent("no stream-K iteration split")
-
-
-detect_cuda = detect_triton = detect
+@RULE.both
+def detect(f):
+    for lid in gemm_loops(f):
+        lp = f.loops[lid]
+        keys = (atoms(lp.init) if lp.init is not None else frozenset()) | (atoms(lp.bound) if lp.bound is not None else frozenset())
+        if any(k.startswith(("bid.", "pid.")) for k in keys) and any(k.startswith(("gdim.", "nprog.", "sm_count")) for k in keys):
+            fixup = [a for a in f.accesses if a.kind == "atomic"] + [lp2 for lp2 in f.loops.values() if lp2.kind == "while" and any(a.space == "global" and a.kind == "load" and lp2.id in a.loops for a in f.accesses)]
+            if fixup:
+                return present([lp] + fixup[:1], "iteration ranges split across a persistent grid with tile fix-up")
+    return absent("no stream-K schedule")

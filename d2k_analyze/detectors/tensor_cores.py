@@ -1,45 +1,53 @@
-"""tensor_cores: wmma / mma.sync / wgmma / tcgen05 (CUDA) or a live tl.dot (Triton), except an
-fp32 tl.dot forced to input_precision="ieee" (that runs on FMA units)."""
+"""tensor_cores: matrix-multiply instructions on tensor cores.
 
-from __future__ import annotations
+## What it means
+``wmma`` / ``mma.sync`` / ``wgmma`` / ``tcgen05.mma`` (directly, through CuTe/CUTLASS MMA atoms or
+ThunderKittens ``mma`` calls), or a live Triton ``tl.dot`` / ``tl.dot_scaled`` except an fp32
+``tl.dot`` forced to ``input_precision="ieee"`` (which runs on FMA units).
 
-from ._base import absent, first, present
-from ._common import dots
+## How it is detected
+Library MMA calls and PTX MMA mnemonics in live code; for Triton, ``tl.dot`` calls whose
+``input_precision`` does not resolve to ``"ieee"`` (``allow_tf32=False`` likewise) under the
+launch constants.
 
-CUDA_CALLS = ("mma_sync", "wmma::mma_sync", "nvcuda::wmma::mma_sync", "warpgroup::mma", "mma_AB", "mma_ABt", "wgmma", "umma")
-CUDA_IDENTS = r"^(SM80_16x8x\d+\w*|SM90_\w*(GMMA|SS|RS)\w*|SM100_\w*UMMA\w*|GMMA|UMMA|MMA_Atom|make_tiled_mma|TiledMMA)$"
+## Not to be confused with
+An MMA in an unlaunched or constexpr-dead branch (never reached by the interpreter); a header
+included but never called.
+"""
+
+from ..facts.expr import Num, Str
+from ._base import Rule, Signature, absent, present
+from ._queries import dots, mma_calls
+
+RULE = Rule("tensor_cores", Signature(
+    ptx=r"\b(?:wmma\.mma|mma\.sync|mma\.sp|wgmma\.mma_async|tcgen05\.mma)\S*",
+    sass=r"\b(?:HMMA|HGMMA|IMMA|IGMMA|QGMMA|DMMA|BMMA|UTC\w*MMA)\S*", refutes=True, upgrades=True))
+ATOM_HINTS = ("SM80_16x8x", "SM90_64x", "SM90_", "SM100_", "GMMA", "UMMA", "MMA_Atom", "make_tiled_mma", "TiledMMA", "SM75_16x8x", "SM70_8x8x")
 
 
-def detect_cuda(facts):
-    hits = first(
-        facts.grep_asm(r"\b(mma\.sync|wgmma\.|tcgen05\.mma|mma\.sp)"),
-        facts.calls_named(*CUDA_CALLS),
-        [c for c in facts.calls if c.short in ("mma_sync",) or c.name.endswith("::gemm") and "mma" in c.text.lower()],
-    )
+@RULE.cuda
+def cuda(f):
+    hits = mma_calls(f)
     if hits:
         return present(hits, "tensor-core MMA instruction or API in live code")
-    import re
-
-    ids = [i for i in facts.idents if re.match(CUDA_IDENTS, i)]
-    if ids:
-        lines = facts.grep(r"\b(" + "|".join(map(re.escape, sorted(ids))) + r")\b")
-        return present(lines or [], f"CuTe/CUTLASS MMA atoms: {', '.join(sorted(ids))}")
+    atoms = sorted(n for n in f.lib_names_used() if any(h in n for h in ATOM_HINTS))
+    if atoms:
+        return present([f.loc], f"CuTe/CUTLASS MMA atoms: {', '.join(atoms[:3])}")
     return absent("no wmma / mma.sync / wgmma / tcgen05 in live code")
 
 
-def _ieee(call, facts) -> bool:
-    prec = (call.kw("input_precision") or "").strip("'\" ")
-    if prec in ("ieee",):
+def _ieee(call) -> bool:
+    prec = call.call.kwarg("input_precision")
+    if isinstance(prec, Str) and prec.v == "ieee":
         return True
-    if prec and prec in facts.constexprs:
-        vals = facts.constexpr_values(prec)
-        return bool(vals) and all(str(v) == "ieee" for v in vals)
-    return (call.kw("allow_tf32") or "").strip() == "False"
+    tf32 = call.call.kwarg("allow_tf32")
+    return isinstance(tf32, Num) and tf32.v is False
 
 
-def detect_triton(facts):
-    calls = dots(facts)
-    live = [c for c in calls if not _ieee(c, facts)]
+@RULE.triton
+def triton(f):
+    calls = dots(f)
+    live = [c for c in calls if not _ieee(c)]
     if live:
         return present(live, "live tl.dot (tensor cores)")
     if calls:

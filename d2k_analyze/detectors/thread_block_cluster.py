@@ -1,42 +1,58 @@
-"""thread_block_cluster: __cluster_dims__ > 1, a cluster launch attribute, distributed shared
-memory or TMA multicast; Triton num_ctas > 1."""
+"""thread_block_cluster: thread-block clusters (Hopper+).
 
-from __future__ import annotations
+## What it means
+``__cluster_dims__`` with more than one block, a cluster launch attribute
+(``cudaLaunchAttributeClusterDimension``, ``cudaFuncSetAttribute(..., ClusterDimMustBeSet)``),
+cluster APIs (``cg::this_cluster``, ``map_shared_rank``, PTX ``mapa`` / ``barrier.cluster``),
+distributed shared memory or TMA multicast; Triton ``num_ctas > 1``.
 
-from ..parsing import rx
-from ._base import absent, first, present
-from ..parsing.liveness import literal_value
+## How it is detected
+The kernel's ``__cluster_dims__`` attribute with a resolved product > 1; cluster PTX or APIs in
+live code; a cluster launch attribute in the host code that launches the kernel; Triton
+``num_ctas`` in every autotune config or at the launch, > 1.
 
+## Not to be confused with
+Cluster dims that resolve to 1.
+"""
 
-def _dims_product(attr: str) -> int | None:
-    m = rx.search(r"\(([^()]*)\)", attr)
-    if not m:
-        return None
-    prod = 1
-    for part in m.group(1).split(","):
-        v = literal_value(part.strip(), None, "cuda")
-        if not isinstance(v, int):
-            return None
-        prod *= v
-    return prod
+import re
 
+from ..facts.expr import num
+from ..parsing.liveness import UNKNOWN, literal_value
+from ._base import Rule, Signature, absent, present
 
-def detect_cuda(facts):
-    dims = [a for a in facts.attributes if "__cluster_dims__" in a.text and (_dims_product(a.text) or 2) > 1]
-    hits = first(
-        dims,
-        facts.calls_named("this_cluster", "map_shared_rank", "cluster_sync", "cluster_arrive", "cluster_wait", "block_rank_in_cluster"),
-        facts.grep_asm(r"\bmapa\b|shared::cluster|multicast::cluster|barrier\.cluster|%cluster_ctarank"),
-        facts.grep_host(r"cudaLaunchAttributeClusterDimension|clusterDim\.[xyz]\s*=\s*([2-9]|\d\d)"),
-        facts.grep(r"kNumTMAMulticast\s*=\s*[2-9]|ClusterShape\s*<\s*_?[2-9]"),
-    )
-    return present(hits, "thread-block cluster / DSMEM / multicast") if hits else absent("no cluster launch or cluster APIs")
+RULE = Rule("thread_block_cluster", Signature(ptx=r"\bbarrier\.cluster\S*|\bmapa\S*|\.shared::cluster\b|%cluster_\w+", sass=r"\bUCGABAR\S*", refutes=True))
+CLUSTER_CALLS = ("this_cluster", "map_shared_rank", "cluster_sync", "cluster_arrive", "cluster_wait", "block_rank_in_cluster", "cluster_ctarank")
+HOST_ATTRS = ("cudaLaunchAttributeClusterDimension", "cudaFuncAttributeRequiredClusterWidth", "cudaFuncAttributeNonPortableClusterSizeAllowed", "ClusterLauncher", "cluster_shape", "ClusterShape")
 
 
-def detect_triton(facts):
-    values = [v for v in facts.config_values("num_ctas")]
-    values += [literal_value(l.kwargs["num_ctas"]) for l in facts.launches if "num_ctas" in l.kwargs]
-    if any(isinstance(v, int) and v > 1 for v in values):
-        hits = [d for d in facts.decorators if "num_ctas" in d.text] or [l for l in facts.launches if "num_ctas" in l.kwargs]
-        return present(hits, f"num_ctas {sorted(v for v in values if isinstance(v, int))}")
-    return absent("num_ctas is 1 or unset")
+@RULE.cuda
+def cuda(f):
+    for attr in f.attributes:
+        m = re.search(r"__cluster_dims__\s*\(([^)]*)\)", attr)
+        if m:
+            vals = [literal_value(x.strip(), None, "cuda") for x in m.group(1).split(",")]
+            if all(v is not UNKNOWN and isinstance(v, int) for v in vals):
+                prod = 1
+                for v in vals:
+                    prod *= v
+                if prod <= 1:
+                    return absent("cluster dims resolve to 1")
+            return present([f.loc], f"cluster dims {m.group(1).strip()}")
+    hits = f.asm_matching(r"barrier\.cluster|\bmapa\b|shared::cluster|%cluster_|multicast::cluster") + [c for c in f.calls if c.short in CLUSTER_CALLS]
+    if hits:
+        return present(hits, "cluster-scope barriers / distributed shared memory")
+    host = sorted(n for n in f.host_names if any(a in n for a in HOST_ATTRS))
+    if host:
+        return present([lf.loc for lf in f.launches][:1] or [f.loc], f"cluster launch attribute in the host code: {host[0]}")
+    return absent("no thread-block clusters")
+
+
+@RULE.triton
+def triton(f):
+    vals = [v for cfg in f.configs for v in cfg.get("num_ctas", [])]
+    vals += [num(lf.kwargs["num_ctas"]) for lf in f.launches if "num_ctas" in lf.kwargs]
+    ints = [v for v in vals if isinstance(v, int)]
+    if ints and max(ints) > 1:
+        return present([f.loc], f"num_ctas {sorted(set(ints))}")
+    return absent("no num_ctas > 1")

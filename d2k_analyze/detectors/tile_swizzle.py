@@ -1,39 +1,84 @@
-"""tile_swizzle: block/program ids remapped for L2 reuse (GROUP_SIZE_M grouping, tl.swizzle2d,
-super-tile or serpentine rasterisation). A GROUP_SIZE_M that is unused or 1 everywhere is 0."""
+"""tile_swizzle: block/program ids remapped for L2 reuse.
 
-from __future__ import annotations
+## What it means
+The tile a block computes is not the row-major order of its id: ``GROUP_SIZE_M`` grouping
+(``pid_m = first_pid_m + (pid % group) % group_size``), ``tl.swizzle2d``, super-tile /
+log-tile rasterisation (bits of one block index moved into another), serpentine order.
 
-import re
+## How it is detected
+A tile coordinate used in the global offsets is a sum whose terms come from *both* a quotient
+and a remainder (or shifted / masked bits) of block indices with different divisors, or from two
+different grid axes mixed through bit operations; or ``tl.swizzle2d``. A grouping factor that
+resolves to 1 makes the remainder vanish and earns nothing.
 
-from ..parsing import rx
-from ._base import absent, present
+## Not to be confused with
+Row-major decomposition (``pid // n``, ``pid % n``), batch decomposition of a linear id.
+"""
 
-GROUP = rx.compile(r"(?i)group|swizzle|super_?tile|raster")
+from ..facts.expr import Op, atoms, num, walk
+from ._base import Rule, absent, present
+
+RULE = Rule("tile_swizzle")
 
 
-def detect(facts):
-    calls = [c for c in facts.calls if c.short in ("swizzle2d", "get_swizzled_block_idx", "swizzle_tile", "get_tile_swizzle")]
+def _grid_dep(e, tile_iters: frozenset[str]) -> bool:
+    """Depends on the block/program index, or on the tile index of a persistent tile loop."""
+    return any(k.startswith(("bid.", "pid.")) or k in tile_iters for k in atoms(e))
+
+
+def _parts(e, tile_iters) -> list[tuple[str, str]]:
+    """What kind of index arithmetic on a grid atom an expression does: quotient / remainder / bits."""
+    kinds = []
+    for n in walk(e):
+        if isinstance(n, Op) and len(n.args) == 2 and _grid_dep(n.args[0], tile_iters):
+            d = num(n.args[1])
+            if _at_most_one(n.args[1]) and n.op in ("%", "/", "//"):
+                continue  # a group of one: the remainder vanishes
+            if n.op in ("/", "//", ">>"):
+                kinds.append(("q", repr(n.args[1])))
+            elif n.op == "%" and d != 1:
+                kinds.append(("r", repr(n.args[1])))
+            elif n.op == "&" and d not in (0,):
+                kinds.append(("r", repr(n.args[1])))
+            elif n.op == "<<":
+                kinds.append(("s", repr(n.args[1])))
+            elif n.op == "^" and _grid_dep(n.args[1], tile_iters):
+                kinds.append(("x", ""))
+    return kinds
+
+
+def _at_most_one(e) -> bool:
+    return num(e) == 1 or (isinstance(e, Op) and e.op == "min" and any(num(x) == 1 for x in e.args))
+
+
+def _swizzled(e, tile_iters) -> bool:
+    if not (isinstance(e, Op) and e.op == "+"):
+        return False
+    terms = [_parts(t, tile_iters) for t in e.args]
+    quot = {d for t in terms for k, d in t if k in ("q", "s")}
+    rem = {d for t in terms for k, d in t if k == "r"}
+    mixed_terms = [t for t in terms if t]
+    return len(mixed_terms) >= 2 and bool(quot) and bool(rem) and quot != rem
+
+
+@RULE.both
+def detect(f):
+    calls = [c for c in f.calls if c.short in ("swizzle2d",)]
     if calls:
-        return present(calls, "explicit tile swizzle call")
-    group_params = facts.idents_matching(r"(?i)^(GROUP_SIZE_M|GROUP_M|GROUP_SIZE|group_size_m|kGroupM|GROUP_N|GROUP_SIZE_N|SWIZZLE|kSwizzle)$")
-    vals = [v for n in group_params for v in list(facts.constexpr_values(n)) + facts.config_values(n) if isinstance(v, int)]
-    if vals and max(vals) <= 1:
-        return absent("grouping factor is 1 at every launch")
-    tainted = {n for n in facts.idents if GROUP.search(n)}
-    for _ in range(2):
-        for a in facts.assigns:
-            if any(rx.search(rf"(?<![\w.]){re.escape(n)}\b", a.value) for n in tainted) and rx.fullmatch(r"[A-Za-z_]\w*", a.target):
-                tainted.add(a.target)
-    pid = r"\b(pid\w*|program_id|blockIdx\.[xyz]|bid\w*|block_?id\w*|tile_?id\w*|linear\w*)\b"
-    remaps = [
-        a for a in facts.assigns
-        if rx.search(r"(?i)(pid|block|tile|bid)\w*_?(m|n|row|col|x|y)\b|^(m|n)_?(block|tile|idx)", a.target)
-        and rx.search(r"%|//|/", a.value)
-        and any(rx.search(rf"(?<![\w.]){re.escape(n)}\b", a.value) for n in tainted)
-    ]
-    if remaps and any(rx.search(pid, a.value) or any(rx.search(rf"(?<![\w.]){re.escape(n)}\b", a.value) for n in tainted) for a in remaps):
-        return present(remaps[:3], "program/block ids regrouped for L2 reuse")
+        return present(calls, "tl.swizzle2d")
+    tile_iters = frozenset(f"iter#{lp.id}" for lp in f.loops.values() if lp.init is not None and any(k.startswith(("bid.", "pid.")) for k in atoms(lp.init)))
+    tile_iters |= frozenset(f"ivar#{lp.id}" for lp in f.loops.values())
+    hits = []
+    for a in f.accesses:
+        if a.space != "global":
+            continue
+        for n in walk(a.off):
+            if isinstance(n, Op) and n.op == "+" and _swizzled(n, tile_iters):
+                hits.append(a)
+                break
+            if isinstance(n, Op) and n.op == "^" and all(_grid_dep(x, tile_iters) for x in n.args):
+                hits.append(a)
+                break
+    if hits:
+        return present(hits, "tile coordinates remapped from the block id (grouped / swizzled order)")
     return absent("tiles visited in plain row-major order")
-
-
-detect_cuda = detect_triton = detect

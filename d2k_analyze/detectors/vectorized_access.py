@@ -1,26 +1,28 @@
-"""vectorized_access: 64/128-bit loads or stores (float2/float4/int4/uint4/half2/bfloat162, a
-reinterpret_cast to a wider pointer, ld.global.v4, 16-byte cp.async). Vectors built from scalar
-loads (make_float4(x[i], ...)) and vector types used only as register bundles are 0."""
+"""vectorized_access: wide (64/128-bit) global or shared memory accesses.
 
-from __future__ import annotations
+## What it means
+Loads or stores that move several scalars at once: ``float4``/``int4``/``uint4``/``half2``/
+``__nv_bfloat162`` accesses, a ``reinterpret_cast`` to a wider type, a packed
+``Pack<T, N>``-style aggregate, or PTX ``ld/st .v2/.v4``.
 
-import re
+## How it is detected
+The element type of each recorded access (the pointer's type after casts): a vector type of
+the platform, or an aggregate whose size from its template arguments is at least 8 bytes.
 
-from ..parsing import rx
-from ._base import absent, first, present
+## Not to be confused with
+Wide types used only in registers; a scalar loop over a wide struct.
+"""
 
-VEC = r"(?:const\s+)?(?:float2|float4|int2|int4|uint2|uint4|double2|half2|__half2|__nv_bfloat162|nv_bfloat162|bfloat162|longlong2|ulonglong2|short4|ushort4|char4|uchar4|Packed128\w*|Pack\w*|Vec\w*|AlignedVector\w*)"
+from ..facts.types import is_vector, size_of
+from ._base import Rule, Signature, absent, present
+
+RULE = Rule("vectorized_access", Signature(ptx=r"\b(?:ld|st)\.(?:global|shared)(?:\.[\w:]+)*?\.v[248]\.\w+", sass=r"\b(?:LDG|STG|LDS|STS)(?:\.\w+)*\.(?:64|128|256)\b\S*", upgrades=True))
 
 
-def detect_cuda(facts):
-    casts = facts.grep(rf"reinterpret_cast\s*<\s*{VEC}\s*(const\s*)?\*|\(\s*{VEC}\s*(const\s*)?\*\s*\)")
-    vec_params = [name for name, typ in facts.params if rx.search(rf"\b{VEC}\b\s*(const\s*)?\*", typ)]
-    param_use = facts.grep(rf"\b({'|'.join(map(re.escape, vec_params))})\s*\[") if vec_params else []
-    helpers = facts.calls_named("load128", "store128", "load128cs", "ld_vec", "st_vec", "load_vec", "store_vec")
-    asm = facts.grep_asm(r"(ld|st)\.global(\.\w+)*\.v[248]|cp\.async\.(ca|cg)\.shared\.global[^;]*,\s*16")
-    # a global pointer reinterpreted as a packed/aligned type (Pack<T, VW>, an alias P) that is not a scalar
-    scalar = r"(?:float|double|half|__half|__nv_bfloat16|nv_bfloat16|bf16|T|int|unsigned|char|uint8_t|int8_t|uint16_t|int16_t|uint32_t|int32_t|void|size_t|uintptr_t|unsigned\s+char|unsigned\s+int|long|int64_t|uint64_t|__nv_fp8\w*)"
-    params = "|".join(rx.escape(p) for p, t in facts.params if "*" in t) or r"(?!x)x"
-    packed = facts.grep(rf"reinterpret_cast\s*<\s*(const\s+)?(?!{scalar}\s*(const\s*)?\*)[A-Za-z_][\w:<>, ]*\*\s*>\s*\(\s*&?\s*\(?\s*({params})\b")
-    hits = first(casts, param_use, helpers, asm, packed)
-    return present(hits, "wide (vector) global loads/stores") if hits else absent("scalar global accesses only")
+@RULE.cuda
+def cuda(f):
+    hits = [a for a in f.accesses if a.space in ("global", "shared") and (is_vector(a.elem) or (a.elem.startswith("asm") and a.elem[3:].isdigit() and int(a.elem[3:]) >= 8))]
+    hits += [a for a in f.accesses if a.space in ("global", "shared") and not is_vector(a.elem) and "<" in a.elem and (size_of(a.elem) or 0) >= 8]
+    if hits:
+        return present(hits, f"wide accesses ({hits[0].elem or 'vector'})")
+    return absent("scalar accesses only")

@@ -1,34 +1,65 @@
-"""warp_shuffle_reduction: __shfl_*_sync (or cg::reduce / tile.shfl_* / redux.sync / WarpReduce)
-used to reduce (or scan). Broadcast-only __shfl_sync(mask, v, 0), fragment exchange and warp votes
-are 0. Triton: not decidable when tl.sum/max/reduce/cumsum is used, else 0."""
+"""warp_shuffle_reduction: reducing across a warp's lanes with register shuffles.
 
-from __future__ import annotations
+## What it means
+``__shfl_xor_sync`` / ``__shfl_down_sync`` (or cooperative-groups ``shfl_*``, ``cg::reduce``,
+``__reduce_*_sync``, PTX ``shfl.sync`` / ``redux.sync``) whose result is combined with the value
+that was shuffled (sum, max, min, a functor), usually in a halving loop or unrolled.
 
-from ..parsing import rx
-from ._base import absent, first, not_applicable, present
-from ._common import triton_reduces
+## How it is detected
+A value computed as ``op(v, shuffle(v, offset))``: the shuffled operand and the combined
+operand are the same value (a loop-carried local, a helper's parameter), whatever it is called;
+or a library warp-reduce call.
 
-COMBINE = r"\+=|\+|fmaxf|fminf|max\s*\(|min\s*\(|\*=|__hadd|__hmax|combine|merge|op\s*\("
+## Not to be confused with
+A shuffle used only to broadcast one lane's value (``__shfl_sync(mask, v, 0)``).
+"""
 
+from ..facts.expr import Call, Op, walk
+from ._base import Rule, Signature, absent, not_applicable, present
+from ._queries import REDUCING_SHUFFLES, SHUFFLES, is_call, triton_reductions
 
-def detect_cuda(facts):
-    shuffles = [c for c in facts.calls if rx.match(r"^__shfl_(xor|down|up)_sync$", c.short) or c.short in ("shfl_down", "shfl_xor", "shfl_up")]
-    reducing = []
-    for c in shuffles:
-        line = " ".join(ln.text for ln in facts.lines if ln.file == c.file and c.line <= ln.line <= c.end_line + 1)
-        if rx.search(COMBINE, line) or any(lp.line <= c.line <= lp.end_line and rx.search(r">>=|/=|<<=|\*=\s*2|>>\s*1", lp.step) for lp in facts.loops):
-            reducing.append(c)
-    hits = first(
-        reducing,
-        [c for c in facts.calls if c.name in ("cg::reduce", "cooperative_groups::reduce", "reduce") and c.args and len(c.args) >= 2 and rx.search(r"warp|tile|tb|g\b", c.args[0])],
-        facts.calls_named("__reduce_add_sync", "__reduce_max_sync", "__reduce_min_sync"),
-        facts.grep_asm(r"redux\.sync"),
-        facts.grep(r"\bWarpReduce\b"),
-    )
-    return present(hits, "warp shuffles combining values") if hits else absent("no shuffle-based reduction")
+RULE = Rule("warp_shuffle_reduction", Signature(ptx=r"\b(?:shfl\.sync|redux\.sync)\S*", sass=r"\b(?:SHFL|REDUX)\S*", refutes=True))
+WARP_REDUCE_CALLS = ("cg.reduce", "reduce", "__reduce_add_sync", "__reduce_max_sync", "__reduce_min_sync", "__reduce_or_sync", "WarpReduce")
 
 
-def detect_triton(facts):
-    if triton_reduces(facts):
-        return not_applicable("tl reductions: the compiler emits the shuffles")
+def shuffle_reductions(f) -> list:
+    """Assignments whose value combines a shuffled copy of a value with that value itself."""
+    cached = f.cache.get("shuffle_reductions")
+    if cached is None:
+        cached = [a for a in f.assigns if _combines_with_shuffle(a.new)]
+        f.cache["shuffle_reductions"] = cached
+    return cached
+
+
+def _combines_with_shuffle(e) -> bool:
+    for n in walk(e):
+        if not isinstance(n, (Op, Call)) or len(n.args) < 2 or is_call(n, SHUFFLES):
+            continue
+        for s in n.args:
+            if is_call(s, SHUFFLES) and len(s.args) >= 2:
+                shuffled = s.args[1] if len(s.args) >= 3 else s.args[0]  # (mask, v, offset) or legacy (v, offset)
+                if shuffled in n.args and (is_call(s, REDUCING_SHUFFLES) or len(s.args) >= 3):
+                    return True
+    return False
+
+
+@RULE.cuda
+def cuda(f):
+    hits = shuffle_reductions(f)
+    if hits:
+        return present(hits, "values combined with their shuffled copies across lanes")
+    lib = [c for c in f.calls if c.fn in WARP_REDUCE_CALLS or c.short in ("__reduce_add_sync", "__reduce_max_sync", "__reduce_min_sync")]
+    lib += [c for c in f.calls if c.fn.startswith("cg.") and c.short == "reduce"]
+    lib += f.asm_matching(r"redux\.sync")
+    if lib:
+        return present(lib, "warp reduction primitive")
+    if any("WarpReduce" in n for n in f.lib_names):
+        return present([f.loc], "cub::WarpReduce")
+    return absent("no shuffle reduction")
+
+
+@RULE.triton
+def triton(f):
+    if triton_reductions(f):
+        return not_applicable("tl reductions: the compiler chooses the lowering")
     return absent("no reduction")

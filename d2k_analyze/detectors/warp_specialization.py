@@ -1,27 +1,61 @@
-"""warp_specialization: producer and consumer warps/warpgroups running different code (TMA or
-cp.async producer, MMA consumers), often with setmaxnreg; Triton warp_specialize=True on a live
-loop or num_consumer_groups > 0. if (warp_id == 0) for a final reduction is 0."""
+"""warp_specialization: dedicated producer and consumer warps or warpgroups.
 
-from __future__ import annotations
+## What it means
+The block is split by warp (group) index into roles doing *different* work, typically a
+producer that issues TMA / ``cp.async`` loads and consumers that issue MMAs, often with register
+reallocation (``setmaxnreg``); Triton ``warp_specialize=True`` on ``tl.range`` or in a config.
 
-from ._base import absent, first, present
+## How it is detected
+A branch whose condition depends on the warp / warpgroup index (``tid.x / 32``, ``/ 128``, a
+canonical warpgroup id) where one side issues asynchronous copies and the other MMA; or
+``setmaxnreg`` in live PTX (or the warpgroup register-allocation wrappers); Triton
+``tl.range(..., warp_specialize=True)``.
+
+## Not to be confused with
+Warp indices used for reductions or for rows of work (every warp doing the same thing); the
+``warp_specialize`` keyword on Python's builtin ``range`` (the compiler drops it).
+"""
+
+from ..facts.expr import Num, Op, Sym, atoms, num, walk
+from ._base import Rule, Signature, absent, present
+from ._queries import mma_calls
+
+RULE = Rule("warp_specialization", Signature(ptx=r"\bsetmaxnreg\S*", sass=r"\bUSETMAXREG\S*"))
+REG_ALLOC = ("warpgroup_reg_alloc", "warpgroup_reg_dealloc", "increase_registers", "decrease_registers", "setmaxnreg")
 
 
-def detect_cuda(facts):
-    regs = first(facts.grep_asm(r"setmaxnreg"), facts.calls_named("warpgroup_reg_alloc", "warpgroup_reg_dealloc", "decrease_registers", "increase_registers", "setmaxnreg_inc", "setmaxnreg_dec"))
-    roles = facts.grep(r"(?i)\bproducer\w*\b") and facts.grep(r"(?i)\bconsumer\w*\b")
+def _role_guard(g) -> bool:
+    """A condition on the warp or warpgroup index: ``tid.x / 32``, ``tid.x / 128``, ``warp``."""
+    for n in walk(g):
+        if isinstance(n, Sym) and n.key == "warp":
+            return True
+        if isinstance(n, Op) and n.op in ("/", "//", ">>") and len(n.args) == 2 and "tid.x" in atoms(n.args[0]):
+            c = num(n.args[1])
+            if isinstance(c, int) and (c >= 32 if n.op != ">>" else c >= 5):
+                return True
+    return False
+
+
+@RULE.cuda
+def cuda(f):
+    regs = f.asm_matching(r"\bsetmaxnreg\b") + [c for c in f.calls if any(r in c.fn for r in REG_ALLOC)]
     if regs:
-        return present(regs, "register reallocation between warpgroup roles")
-    if roles:
-        branch = facts.grep(r"(?i)if\s*\(.*(warp_?group|warp_?idx|warp_?id|wg|is_producer|role).*\)")
-        if branch:
-            return present(branch[:2] + facts.grep(r"(?i)\bproducer\w*\b")[:1], "producer / consumer warp roles")
-    return absent("all warps run the same code")
+        return present(regs, "register reallocation between warpgroups (setmaxnreg)")
+    loads = [a for a in f.accesses if a.via in ("async", "tma")] + f.asm_matching(r"cp\.async|cp\.async\.bulk") + [c for c in f.calls if "load_async" in c.fn or "tma" in c.fn.lower()]
+    mmas = mma_calls(f)
+    producer = [x for x in loads if any(_role_guard(g) for g in x.guards)]
+    consumer = [x for x in mmas if any(_role_guard(g) for g in x.guards)]
+    if producer and consumer and {repr(g) for x in producer for g in x.guards} != {repr(g) for x in consumer for g in x.guards}:
+        return present(producer[:1] + consumer[:1], "loads and MMAs issued by different warp roles")
+    return absent("all warps do the same work")
 
 
-def detect_triton(facts):
-    loops = [lp for lp in facts.loops if (lp.kw("warp_specialize") or "").strip() == "True"]
-    cfg = [v for v in facts.config_values("num_consumer_groups") if isinstance(v, int) and v > 0]
-    gl = [c for c in facts.calls if c.short == "warp_specialize"]
-    hits = first(loops, gl, [d for d in facts.decorators if "num_consumer_groups" in d.text] if cfg else [])
-    return present(hits, "warp-specialized loop / consumer groups") if hits else absent("no warp specialization")
+@RULE.triton
+def triton(f):
+    hits = [lp for lp in f.loops.values() if lp.iterator == "tl.range" and lp.kwargs.get("warp_specialize") == Num(True)]
+    if hits:
+        return present(hits, "tl.range(..., warp_specialize=True)")
+    cfg = [v for c in f.configs for v in c.get("warp_specialize", [])]
+    if cfg and all(v is True for v in cfg):
+        return present([f.loc], "warp_specialize in every config")
+    return absent("no warp specialization")

@@ -1,30 +1,43 @@
-"""warp_tiling: an explicit warp level in the tile hierarchy: the warp index is decomposed into a
-(warp_row, warp_col) position inside the block tile (WM x WN sub-tiles). Warp ids used only for
-reductions, roles or warp-per-row mappings are 0."""
+"""warp_tiling: an explicit warp level in the tile hierarchy.
 
-from __future__ import annotations
+## What it means
+The block tile is divided into warp tiles assigned from the warp index (``warp / (BN / WN)``,
+``warp % (BN / WN)``), each warp iterating over its sub-tile with thread tiles or MMA fragments.
 
-import re
+## How it is detected
+In a GEMM-like kernel, operand or fragment reads feeding the multiply-accumulate / MMA have
+offsets that depend on the warp index (``threadIdx.x / 32`` however it is computed), split into
+two coordinates (a quotient and a remainder of it) or owned by several warps.
 
-from ..parsing import rx
-from ._base import absent, present
-from ._common import thread_vars
+## Not to be confused with
+Warp indices used for reductions, roles, or one warp per row.
+"""
+
+from ..facts import poly as P
+from ..facts.expr import Op
+from ._base import Rule, absent, present
+from ._queries import is_gemm
+
+RULE = Rule("warp_tiling")
 
 
-def detect_cuda(facts):
-    _, warp = thread_vars(facts)
-    warp |= set(facts.idents_matching(r"(?i)^(warp_?id|warp_?idx|warpid|wid|warp)$"))
-    if not warp:
-        return absent("no warp index")
-    wn = "|".join(map(re.escape, sorted(warp)))
-    parts = [a for a in facts.assigns if rx.search(rf"\b({wn})\b\s*[/%]|[/%]\s*\b({wn})\b|\b({wn})\b\s*(>>|&)", a.value) and rx.fullmatch(r"[A-Za-z_]\w*", a.target)]
-    dims = {("row" if rx.search(r"/|>>", a.value) else "col") for a in parts}
-    named = facts.grep(r"\b(WM|WN|WMITER|WNITER|WARP_M|WARP_N|kWM|kWN|WARP_TILE_M|WARP_TILE_N|kWarpTileM|kWarpTileN)\b")
-    # Each warp must iterate over several sub-tiles: named warp-tile extents / iteration counts, or
-    # an array of accumulators (several MMA tiles or a thread tile inside the warp tile).
-    iterates = named or facts.grep(r"\b(WMITER|WNITER|kWMIter|kWNIter|k?Frags?_?[MN]|kFrags[MN]|MMA_?M_?ITERS?|MMA_?N_?ITERS?)\b") or [
-        d for d in facts.decls if len([x for x in d.dims if x]) >= 2 and not d.qualifiers & {"__shared__", "extern"}
-    ]
-    if len(dims) == 2 and iterates:
-        return present(parts[:2] + iterates[:1], "warp index decomposed into a warp sub-tile the warp iterates over")
-    return absent("warp index used only for reductions/roles, or one tile per warp")
+def _warp_split(acc) -> bool:
+    """The offset depends on the warp index (``tid.x / 32`` however computed), directly or
+    through a quotient / remainder of it (warp row and warp column)."""
+    if "warp" in P.terms(acc.poly):
+        return True
+    for k in P.terms(acc.poly):
+        sub = P.opaque_expr(k) if k.startswith("~") else None
+        if isinstance(sub, Op) and sub.op in ("/", "//", "%", "&", ">>") and "warp" in P.terms(P.poly(sub.args[0])):
+            return True
+    return False
+
+
+@RULE.cuda
+def cuda(f):
+    if not is_gemm(f):
+        return absent("not a GEMM-like kernel")
+    reads = [a for a in f.accesses if a.kind == "load" and a.space in ("shared", "global") and a.loops and _warp_split(a)]
+    if len({a.obj for a in reads}) >= 2 or (reads and any(a.space == "shared" for a in reads)):
+        return present(reads, "operand reads indexed by warp sub-tile coordinates")
+    return absent("no warp level in the tiling")

@@ -1,54 +1,106 @@
-"""welford: a Welford update (delta = x - mean; mean += delta / n; m2 += delta * (x - mean)) or a
-Chan merge (M2 = M2_a + M2_b + delta^2 * n_a * n_b / n). Names alone (a variable called m2)
-do not count; a single-pass sum of squares and a two-pass centred variance are 0."""
+"""welford: a Welford mean/M2 update or a Chan merge of (count, mean, M2).
 
-from __future__ import annotations
+## What it means
+``d = x - mean; mean += d / n; m2 += d * (x - mean)``, or merging partials:
+``mean = mean_a + d * n_b / n; m2 = m2_a + m2_b + d² · n_a · n_b / n``.
 
-import re
+## How it is detected
+On resolved values: a *mean update* ``A + (X - A) · k`` (or ``/ k``) where the same value ``A``
+appears as the base and inside the difference, together with an *M2 update* that adds to a
+value a product of two differences with that mean (``(X - A) · (X - A')``, or a squared
+``(X - A)``); Inductor's ``welford`` helpers. Combine functions handed to ``tl.reduce`` are
+analysed like any other code.
 
-from ..parsing import rx
-from ._base import absent, present
+## Not to be confused with
+A single-pass sum and sum of squares (``E[x²] - E[x]²``) or a two-pass centred variance.
+"""
 
-MEAN = rx.compile(r"(?i)mean|\bmu\b|^mu|avg")
-OPERAND = r"[\w.]+(?:\[[^\]]*\])?"
+from ..facts.expr import Call, Op, Sym, flatten, walk
+from ._base import Rule, absent, present
+
+RULE = Rule("welford")
 
 
-def _deltas(facts) -> set[str]:
-    """Variables holding a difference with a mean: d = x - mean, shift = mean_c - mean."""
-    out = set()
-    for a in facts.assigns:
-        m = rx.fullmatch(rf"\(?\s*({OPERAND})\s*-\s*({OPERAND})\s*\)?", a.value)
-        if m and rx.fullmatch(r"[A-Za-z_]\w*", a.target) and (MEAN.search(m.group(2)) or MEAN.search(m.group(1))):
-            out.add(a.target)
+def _diffs(e) -> list[Op]:
+    return [n for n in walk(e) if isinstance(n, Op) and n.op == "-" and len(n.args) == 2]
+
+
+def mean_updates(f) -> list:
+    """(assignment, the mean value A) for values shaped A + (X - A)·k or A + (X - A)/k."""
+    out = []
+    for a in f.assigns:
+        terms = flatten("+", a.new)
+        if len(terms) < 2:
+            continue
+        for base in terms:
+            rest = [t for t in terms if t is not base]
+            if any(_scaled_difference_with(t, base) for t in rest):
+                out.append((a, base))
+                break
     return out
 
 
-def detect(facts):
-    helpers = [c for c in facts.calls if rx.match(r"^welford(_reduce|_combine)?$", c.short) and "triton_helpers" in c.name]
+def _scaled_difference_with(t, base) -> bool:
+    """``(X - base) · k`` or ``(X - base) / k``."""
+    if not (isinstance(t, Op) and t.op in ("*", "/", "fdiv")):
+        return False
+    return any(d.args[1] == base for d in _diffs(t))
+
+
+def _m2_update(a, means: set) -> bool:
+    terms = flatten("+", a.new)
+    if len(terms) < 2:
+        return False
+    for t in terms:
+        if not (isinstance(t, Op) and t.op in ("*", "/", "fdiv")):
+            continue
+        diffs = [d for d in _diffs(t) if any(m == d.args[1] or m == d.args[0] for m in means)]
+        factors = flatten("*", t)
+        squared = any(factors.count(x) >= 2 for x in factors if isinstance(x, Op) and x.op == "-") or any(
+            isinstance(x, Op) and x.op == "pow" for x in factors)
+        if len(diffs) >= 2 or (diffs and squared):
+            return True
+    return False
+
+
+def _mean_like(e) -> bool:
+    """A mean: a sum (a reduction or a running total) divided by a count."""
+    e = e.args[0] if isinstance(e, Op) and e.op == "?:" and len(e.args) == 3 else e
+    return isinstance(e, Op) and e.op in ("/", "fdiv") and any(isinstance(n, Call) and n.fn.startswith("tl.") and n.fn.endswith("sum")
+                                                                or isinstance(n, Sym) and n.key.startswith("carried#") for n in walk(e.args[0]))
+
+
+def chan_merges(f) -> list:
+    """M2 merges of partials: ``M2_a (+ M2_b) + n · (mean_a - mean_b)²`` with both sides means."""
+    out = []
+    for a in f.assigns:
+        for n in walk(a.new):
+            if not (isinstance(n, Op) and n.op == "+") or len(n.args) < 2:
+                continue
+            for t in n.args:
+                factors = flatten("*", t)
+                diffs = [x for x in factors if isinstance(x, Op) and x.op == "-" and len(x.args) == 2 and all(_mean_like(y) for y in x.args)]
+                if len(diffs) >= 2 and diffs[0] == diffs[1]:
+                    out.append(a)
+                    break
+            if out and out[-1] is a:
+                break
+    return out
+
+
+@RULE.both
+def detect(f):
+    helpers = [c for c in f.calls if c.short in ("welford_reduce", "welford_combine", "welford") and "." in c.fn]
     if helpers:
         return present(helpers, "Inductor welford helpers")
-    deltas = _deltas(facts)
-    if not deltas:
-        return absent("no delta-from-mean variable: sum of squares or two-pass statistics")
-    dn = "|".join(map(re.escape, sorted(deltas)))
-    mean_updates, m2_updates, chan = [], [], []
-    for a in facts.assigns:
-        if not rx.search(rf"\b({dn})\b", a.value):
-            continue
-        self_ref = a.op in ("+=", "-=") or rx.search(rf"(?<![\w.]){re.escape(a.target)}\b", a.value)
-        mean_in_value = any(MEAN.search(t) for t in rx.findall(r"[A-Za-z_][\w.]*", a.value))
-        if MEAN.search(a.target) and (self_ref or mean_in_value) and rx.search(rf"\b({dn})\b\s*[/*]|div\w*\s*\(\s*({dn})\b", a.value):
-            mean_updates.append(a)  # mean += delta / n   /   new_mean = mean + d / count
-        if self_ref and rx.search(rf"\b({dn})\b\s*\*\s*\(", a.value):
-            m2_updates.append(a)  # m2 += delta * (x - mean_new)
-        squared = rx.search(rf"\b({dn})\b\s*\*\s*\b({dn})\b|\b({dn})\b\s*\*\*\s*2", a.value)
-        if squared and "+" in a.value and rx.search(r"(?i)m2|\bvar|count|\bn_|\bn\b|cnt|weight", a.value):
-            chan.append(a)  # M2 = M2_a + M2_b + delta^2 * n_a * n_b / n
+    chan = chan_merges(f)
     if chan:
-        return present(chan[:2], "Chan merge of (count, mean, M2) partials")
-    if mean_updates and m2_updates:
-        return present(mean_updates[:1] + m2_updates[:1], "Welford running mean / M2 update")
-    return absent("no Welford/Chan update (sum of squares or two-pass statistics)")
-
-
-detect_cuda = detect_triton = detect
+        return present(chan, "Chan merge of partial (count, mean, M2)")
+    updates = mean_updates(f)
+    if not updates:
+        return absent("no running mean update (sum of squares or two-pass statistics)")
+    means = {m for _, m in updates} | {a.new for a, _ in updates}
+    m2 = [a for a in f.assigns if _m2_update(a, means)]
+    if m2:
+        return present([updates[0][0], m2[0]], "Welford / Chan update of (mean, M2)")
+    return absent("a running mean without an M2 update of the Welford form", [updates[0][0]])

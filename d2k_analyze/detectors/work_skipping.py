@@ -1,30 +1,40 @@
-"""work_skipping (low confidence): loop bounds (or an early exit before loads) exclude fully masked
-tiles, e.g. a causal KV loop that stops at the diagonal block. Elementwise masks over the full
-range and ragged-edge guards do not count."""
+"""work_skipping: loop bounds that exclude fully masked tiles (causal, sliding window, sparse).
 
-from __future__ import annotations
+## What it means
+A KV / reduction loop whose range depends on the tile's own position (``hi = (start_m + 1) *
+BLOCK_M``), so tiles above the diagonal are never loaded or computed.
 
-import re
+## How it is detected
+A loop that performs a reduction (a dot / MMA / multiply-accumulate or exponentials) whose bound
+or start depends arithmetically on the block/program index (not only through a length loaded
+from memory), in a kernel that does not slice K across the grid.
 
-from ..parsing import rx
-from ._base import absent, present
+## Not to be confused with
+Elementwise masks over the full range; ragged-edge guards; per-sequence lengths.
+"""
 
-QBLOCK = r"(start_m|pid_m|m_block|q_block|qb|q_idx|block_m|q_start|query_block|blockIdx\.[xyz]|program_id|q_tile|row_block|m_start|q_blk|start_q)"
+from ..facts.expr import Load, atoms, walk
+from ._base import Rule, absent, present
+from ._queries import exps_in, gemm_loops
 
-
-def detect(facts):
-    causal = facts.grep(r"(?i)causal|\bSTAGE\b|window")
-    if not causal:
-        return absent("no causal / windowed structure")
-    bound_vars = {a.target for a in facts.assigns if rx.search(QBLOCK, a.value) and rx.search(r"(?i)^(hi|lo|end|start|n_?blocks?|num_?\w*blocks?|kv_?(end|len|stop|blocks?)|\w*_end|\w*_hi|\w*max\w*|\w*limit\w*|\w*bound\w*)", a.target)}
-    loops = [
-        lp for lp in facts.loops
-        if rx.search(QBLOCK, lp.cond + " " + lp.init)
-        or any(rx.search(rf"(?<![\w.]){re.escape(v)}\b", lp.cond + " " + lp.init) for v in bound_vars)
-    ]
-    if loops:
-        return present(loops[:2], "KV loop bound derived from the query block (masked tiles skipped)")
-    return absent("loops cover the full range; masking is elementwise")
+RULE = Rule("work_skipping")
 
 
-detect_cuda = detect_triton = detect
+def _grid_arith(e) -> bool:
+    if e is None:
+        return False
+    if any(isinstance(n, Load) for n in walk(e)):
+        return False
+    return any(k.startswith(("bid.", "pid.")) for k in atoms(e))
+
+
+@RULE.both
+def detect(f):
+    reducing = set(gemm_loops(f))
+    for c in f.calls:
+        if exps_in(c.call):
+            reducing |= set(c.loops)
+    hits = [f.loops[i] for i in sorted(reducing) if _grid_arith(f.loops[i].bound) and f.loops[i].iterator != "tl.static_range"]
+    if hits and any(exps_in(c.call) for c in f.calls):
+        return present(hits, "reduction loop bounded by the tile's position")
+    return absent("loops cover the full range")

@@ -10,10 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import liveness
+from . import liveness, macros
 from ..model import SourceFile
 from .cuda import CudaSource, parse_cuda
-from .facts import Call, HostContext, Line, py_args, py_name
 from .python import PySource, parse_python
 from .treesitter import Node, text, walk
 
@@ -30,8 +29,13 @@ class ParsedSubmission:
 
 
 def parse_files(files: list[SourceFile], display=str) -> ParsedSubmission:
-    """Parse each readable file once; CUDA strings compiled from Python become CUDA sources."""
+    """Parse each readable file once; CUDA strings compiled from Python become CUDA sources.
+
+    The macros every CUDA text of the submission defines are expanded before parsing (see
+    :mod:`.macros`): a header's ``#define`` applies to the files that include it."""
     parsed = ParsedSubmission()
+    pythons: list[tuple[str, PySource]] = []
+    cuda_texts: list[tuple[str, str, dict]] = []  # (display name, text, parse_cuda keyword arguments)
     for f in files:
         if f.text is None:
             continue
@@ -39,21 +43,25 @@ def parse_files(files: list[SourceFile], display=str) -> ParsedSubmission:
         parsed.file_lines[name] = f.text.split("\n")
         try:
             if f.kind == "cuda":
-                src = parse_cuda(f.text, name)
-                parsed.cuda.append(src)
-                parsed.warnings += src.warnings
+                cuda_texts.append((name, f.text, {}))
             elif f.kind == "python":
                 py = parse_python(f.text, name)
                 parsed.python.append(py)
                 parsed.warnings += py.warnings
                 for emb in py.embedded:
-                    if not emb.compiled:
-                        continue  # a CUDA string nobody compiles (docstring, example) earns nothing
-                    cs = parse_cuda(emb.text, name, line_offset=emb.row, embedded=True, flat_line=emb.row + 1 if emb.flat else None)
-                    parsed.cuda.append(cs)
-                    parsed.warnings += cs.warnings
+                    if emb.compiled:  # a CUDA string nobody compiles (docstring, example) earns nothing
+                        cuda_texts.append((name, emb.text, dict(line_offset=emb.row, embedded=True, flat_line=emb.row + 1 if emb.flat else None)))
         except (RecursionError, ValueError, MemoryError) as exc:  # never let one file stop the rest
             parsed.warnings.append(f"{name}: could not be parsed ({type(exc).__name__})")
+    table = macros.collect([t for _, t, _ in cuda_texts])
+    for name, source_text, kwargs in cuda_texts:
+        try:
+            src = parse_cuda(macros.expand(source_text, table), name, **kwargs)
+        except (RecursionError, ValueError, MemoryError) as exc:
+            parsed.warnings.append(f"{name}: could not be parsed ({type(exc).__name__})")
+            continue
+        parsed.cuda.append(src)
+        parsed.warnings += src.warnings
     return parsed
 
 
@@ -72,43 +80,15 @@ def python_reachable(parsed: ParsedSubmission) -> tuple[set[str], bool]:
     return liveness.reachable(roots, edges), has_entry
 
 
-# Host code (launchers) is shared by every kernel it launches: extract its lines and calls once.
-_HOST_CACHE: dict[tuple[int, int, str], HostContext] = {}
-
-
-def clear_host_cache() -> None:
-    _HOST_CACHE.clear()
-
-
-def add_host_lines(ctx: HostContext, node: Node, file: str, line_of, data: bytes, python: bool = False) -> None:
-    """Append the comment-free lines and calls of a host function (memoised per node: every
-    kernel launched from the same host code shares it)."""
-    key = (id(data), node.start_byte, file)
-    cached = _HOST_CACHE.get(key)
-    if cached is None:
-        cached = HostContext()
-        _host_lines(cached, node, file, line_of, data, python)
-        _HOST_CACHE[key] = cached
-    ctx.lines += cached.lines
-    ctx.calls += cached.calls
-
-
-def _host_lines(ctx: HostContext, node: Node, file: str, line_of, data: bytes, python: bool) -> None:
-    row0 = node.start_point[0]
-    for i, raw in enumerate(data[node.start_byte : node.end_byte].decode("utf-8", errors="replace").split("\n")):
-        s = raw.split("#", 1)[0] if python else raw.split("//", 1)[0]
-        if s.strip():
-            ctx.lines.append(Line(file, line_of(row0 + i), s))
-    for n in walk(node):
-        if n.type in ("call", "call_expression"):
-            fn = n.child_by_field_name("function")
-            if fn is None:
-                continue
-            if python:
-                args, kwargs = py_args(n)
-                ctx.calls.append(Call(py_name(fn), file, line_of(n.start_point[0]), line_of(n.end_point[0]), args, kwargs, (), text(n)[:300]))
-            else:
-                ctx.calls.append(Call(text(fn)[:100], file, line_of(n.start_point[0]), line_of(n.end_point[0]), (), (), (), text(n)[:300]))
+def build_facts(make):
+    """(facts, None) or (None, "Kind: message"): one kernel whose facts cannot be built must not
+    take the other kernels of its submission down; the failure is reported with its kind."""
+    try:
+        return make(), None
+    except (RecursionError, MemoryError) as exc:
+        return None, type(exc).__name__
+    except Exception as exc:  # noqa: BLE001 - an analyzer bug, recorded per kernel
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 def in_span(warning: str, start: int, end: int) -> bool:

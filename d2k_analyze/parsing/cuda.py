@@ -48,9 +48,11 @@ class CudaFunction:
     names: set[str]  # every identifier used in the body (for launches by reference)
     launches: list[LaunchSite]
     source: "CudaSource"
+    owner: str = ""  # the struct/class a method belongs to ("" for free functions)
     # Body nodes by type, collected by the one walk that found calls and names, so that liveness
     # (branches) and helper-template folding (calls) need not walk the body again.
     body_nodes: dict[str, list[Node]] = field(default_factory=dict)
+    template_node: Node | None = None
 
     @property
     def is_kernel(self) -> bool:
@@ -77,6 +79,10 @@ class CudaSource:
     functions: list[CudaFunction] = field(default_factory=list)
     macros: dict[str, Node] = field(default_factory=dict)  # name -> preproc_def / preproc_function_def
     constants: dict[str, str] = field(default_factory=dict)  # name -> value text (constexpr, #define)
+    constant_nodes: dict[str, Node] = field(default_factory=dict)  # name -> value node (constexpr, enum, static member)
+    struct_templates: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # struct -> template params
+    type_aliases: dict[str, str] = field(default_factory=dict)  # using X = T; typedef T X;
+    namespace_aliases: dict[str, str] = field(default_factory=dict)  # namespace cg = cooperative_groups;
     attributes: list[tuple[int, str]] = field(default_factory=list)  # (row, text) blanked attributes
     pragmas: list[tuple[int, int, str]] = field(default_factory=list)  # (row, byte offset, text)
     dead_preproc: list[Node] = field(default_factory=list)  # #if 0 regions
@@ -182,7 +188,7 @@ def _scan_body(body: Node | None) -> tuple[set[str], set[str], list[LaunchSite],
     return calls, names, launches, index
 
 
-def _collect(node: Node, src: CudaSource, template: Node | None, extern_c: bool) -> None:
+def _collect(node: Node, src: CudaSource, template: Node | None, extern_c: bool, owner: str = "") -> None:
     for child in node.children:
         t = child.type
         if t == "function_definition":
@@ -196,24 +202,43 @@ def _collect(node: Node, src: CudaSource, template: Node | None, extern_c: bool)
             src.functions.append(
                 CudaFunction(
                     _function_name(child), quals, child, _template_params(template), _params(child), calls, names, launches, src,
-                    index if body is not None else {},
+                    owner, index if body is not None else {}, template,
                 )
             )
         elif t == "template_declaration":
-            _collect(child, src, child, extern_c)
+            _collect(child, src, child, extern_c, owner)
         elif t == "linkage_specification":
-            _collect(child, src, template, True)
+            _collect(child, src, template, True, owner)
         elif t in ("declaration_list", "namespace_definition", "preproc_ifdef", "preproc_else", "preproc_elif"):
-            _collect(child, src, template, extern_c)
+            _collect(child, src, template, extern_c, owner)
+        elif t in ("struct_specifier", "class_specifier", "union_specifier"):
+            _collect_struct(child, src, template, extern_c)
+        elif t == "enum_specifier":
+            _collect_enum(child, src)
+        elif t == "alias_declaration":
+            name, typ = child.child_by_field_name("name"), child.child_by_field_name("type")
+            if name is not None and typ is not None:
+                src.type_aliases[text(name)] = " ".join(text(typ).split())
+        elif t == "type_definition":
+            typ = child.child_by_field_name("type")
+            for d in child.children_by_field_name("declarator"):
+                if typ is not None and d.type == "type_identifier":
+                    src.type_aliases[text(d)] = " ".join(text(typ).split())
+            if typ is not None and typ.type in ("struct_specifier", "class_specifier"):
+                _collect_struct(typ, src, template, extern_c)
+        elif t == "namespace_alias_definition":
+            ids = [text(c) for c in child.named_children if c.type in ("namespace_identifier", "nested_namespace_specifier", "qualified_identifier", "identifier")]
+            if len(ids) >= 2:
+                src.namespace_aliases[ids[0]] = ids[-1]
         elif t == "preproc_if":
             cond = child.child_by_field_name("condition")
             if cond is not None and text(cond).strip() in ("0", "false"):
                 src.dead_preproc.append(child)  # "#if 0": the classic way to comment out a kernel
                 alt = child.child_by_field_name("alternative")
                 if alt is not None:
-                    _collect(alt, src, template, extern_c)
+                    _collect(alt, src, template, extern_c, owner)
             else:
-                _collect(child, src, template, extern_c)
+                _collect(child, src, template, extern_c, owner)
         elif t in ("preproc_def", "preproc_function_def"):
             name = child.child_by_field_name("name")
             if name is not None:
@@ -221,14 +246,61 @@ def _collect(node: Node, src: CudaSource, template: Node | None, extern_c: bool)
                 value = child.child_by_field_name("value")
                 if t == "preproc_def" and value is not None:
                     src.constants[text(name)] = text(value).strip()
-        elif t == "declaration" and template is None:
+        elif t in ("declaration", "field_declaration") and (template is None or owner):
             if any(c.type == "type_qualifier" and text(c) in ("constexpr", "const") for c in child.children):
+                prefix = owner + "::" if owner else ""
                 for d in child.children:
                     if d.type == "init_declarator":
                         name = d.child_by_field_name("declarator")
                         value = d.child_by_field_name("value")
-                        if name is not None and value is not None:
-                            src.constants[text(name)] = text(value)
+                        if name is not None and value is not None and name.type == "identifier":
+                            src.constants[prefix + text(name)] = text(value)
+                            src.constant_nodes[prefix + text(name)] = value
+                    elif d.type == "field_identifier":
+                        value = child.child_by_field_name("default_value")
+                        if value is not None:
+                            src.constants[prefix + text(d)] = text(value)
+                            src.constant_nodes[prefix + text(d)] = value
+            for c in child.children:
+                if c.type in ("struct_specifier", "class_specifier") and c.child_by_field_name("body") is not None:
+                    _collect_struct(c, src, template, extern_c)
+                elif c.type == "enum_specifier":
+                    _collect_enum(c, src)
+
+
+def _collect_struct(node: Node, src: CudaSource, template: Node | None, extern_c: bool) -> None:
+    """Methods (functors' operator(), static helpers) and static constants of a struct."""
+    name = node.child_by_field_name("name")
+    body = node.child_by_field_name("body")
+    if name is None or body is None:
+        return
+    sname = text(name).split("<")[0]
+    src.struct_templates[sname] = _template_params(template)
+    _collect(body, src, None, extern_c, sname)
+    for fn in src.functions:
+        if fn.owner == sname and template is not None and not fn.template_params:
+            fn.template_params = _template_params(template)
+
+
+def _collect_enum(node: Node, src: CudaSource) -> None:
+    name = node.child_by_field_name("name")
+    scoped = any(c.type in ("class", "struct") for c in node.children)
+    prefix = text(name) + "::" if scoped and name is not None else ""
+    body = node.child_by_field_name("body")
+    previous = None
+    for e in body.named_children if body is not None else []:
+        if e.type != "enumerator":
+            continue
+        ename = e.child_by_field_name("name")
+        value = e.child_by_field_name("value")
+        if ename is None:
+            continue
+        key = prefix + text(ename)
+        expr = text(value) if value is not None else (f"({previous}) + 1" if previous is not None else "0")
+        src.constants[key] = expr
+        if value is not None:
+            src.constant_nodes[key] = value
+        previous = expr if value is None else text(value)
 
 
 def parse_cuda(source_text: str, file: str, line_offset: int = 0, embedded: bool = False, flat_line: int | None = None) -> CudaSource:

@@ -10,10 +10,9 @@ from __future__ import annotations
 from . import liveness
 from .liveness import UNKNOWN
 from ..model import KernelUnit, Span
-from .common import MAX_ENVS, ParsedSubmission, add_host_lines, in_span, summarise
+from .common import MAX_ENVS, ParsedSubmission, build_facts, in_span, summarise
 from .cuda import CudaFunction, CudaSource
-from .facts import HostContext, LaunchInfo, Line, Piece, UnitFacts, extract_cuda
-from .treesitter import Node, text
+from .treesitter import text
 
 
 def _cuda_file_constants(parsed: ParsedSubmission) -> dict[str, object]:
@@ -102,28 +101,15 @@ def _template_envs(fn: CudaFunction, sites: list[tuple[CudaFunction, object]], b
     return envs[:MAX_ENVS]
 
 
-def _macro_pieces(facts_idents: set[str], parsed: ParsedSubmission) -> list[tuple[CudaSource, Node]]:
-    out = []
-    seen: set[str] = set()
-    for src in parsed.cuda:
-        for name, node in src.macros.items():
-            if name in facts_idents and name not in seen and node.type == "preproc_function_def":
-                seen.add(name)
-                out.append((src, node))
-            elif name in facts_idents and name not in seen and node.child_by_field_name("value") is not None and "asm" in text(node):
-                seen.add(name)
-                out.append((src, node))
-    return out
+def cuda_units(parsed: ParsedSubmission, py_reach: set[str], has_python: bool, program=None, host=None) -> list[KernelUnit]:
+    from ..facts.build import cuda_kernel_facts
 
-
-def cuda_units(parsed: ParsedSubmission, py_reach: set[str], has_python: bool) -> list[KernelUnit]:
     funcs = [f for src in parsed.cuda for f in src.functions]
     by_name: dict[str, list[CudaFunction]] = {}
     for f in funcs:
         by_name.setdefault(f.name, []).append(f)
     launched, sites = _cuda_launched(parsed, py_reach, has_python)
     base = _cuda_file_constants(parsed)
-    raw_constants = {k: v for src in parsed.cuda for k, v in src.constants.items()}
     units: list[KernelUnit] = []
     seen: set[tuple[str, str]] = set()
     for fn in funcs:
@@ -133,79 +119,26 @@ def cuda_units(parsed: ParsedSubmission, py_reach: set[str], has_python: bool) -
         src = fn.source
         ksites = sites.get(fn.name, [])
         envs = _template_envs(fn, ksites, base)
-        facts = UnitFacts(fn.name, "cuda", src.file, params=list(fn.params), envs=envs, file_lines=parsed.file_lines,
-                          constants=raw_constants, low_precision=src.low_precision)
+        facts, failure = build_facts(lambda: cuda_kernel_facts(program, fn, host, parsed.file_lines))
         helpers = _device_closure(fn, by_name)
-        for f in [fn] + helpers:
-            body = f.node.child_by_field_name("body") or f.node
-            dead = liveness.dead_ranges(body, envs if f is fn else _helper_envs(f, fn, helpers, envs, base), "cuda", f.body_nodes.get("branch"))
-            extract_cuda(facts, Piece(f.node, f.source.file, f.source.line, f.source.data, dead, "cuda", f.source.pragmas))
-        for msrc, mnode in _macro_pieces(facts.idents, parsed):
-            extract_cuda(facts, Piece(mnode, msrc.file, msrc.line, msrc.data, [], "cuda"))
         start, end = src.line(fn.node.start_point[0]), src.line(fn.node.end_point[0])
-        for row, attr in src.attributes:
-            if fn.node.start_point[0] - 2 <= row <= (fn.node.child_by_field_name("body") or fn.node).start_point[0]:
-                facts.attributes.append(Line(src.file, src.line(row), attr))
         launch_spans: list[Span] = []
-        host_fns: list[CudaFunction] = []
-        for host, site in ksites:
-            hs = host.source
-            row = site.row if site is not None else host.node.start_point[0]
+        for host_fn, site in ksites:
+            hs = host_fn.source
+            row = site.row if site is not None else host_fn.node.start_point[0]
             launch_spans.append(Span(hs.file, hs.line(row), hs.line(site.end_row if site is not None else row)))
-            facts.launches.append(LaunchInfo(hs.file, hs.line(row), ", ".join(site.config) if site is not None else "", {}, tuple(getattr(site, "template_args", ()) or ())))
-            if host not in host_fns:
-                host_fns.append(host)
-        facts.host = _cuda_host_context(host_fns, parsed, py_reach)
-        facts.launched = fn.name in launched
-        warnings = [w for w in src.warnings if in_span(w, start, end)]
+        warnings = [w for w in src.warnings if in_span(w, start, end)] + ([f"{src.file}:{start}: internal error while building facts ({failure})"] if failure else [])
         units.append(
             KernelUnit(
                 name=fn.name, language="cuda", file=src.file, span=Span(src.file, start, end),
                 source=_unit_source([fn] + helpers), helpers=[h.name for h in helpers],
                 launched=fn.name in launched, launch_sites=launch_spans,
                 launch_constants=summarise(envs, [p for p, _ in fn.template_params]),
-                code_lines={ln.line for ln in facts.lines if ln.file == src.file},
+                code_lines={ln for f, ln in facts.lines if f == src.file} if facts is not None else set(),
                 parse_warnings=warnings, ast=facts,
             )
         )
     return units
-
-
-def _helper_envs(helper: CudaFunction, kernel: CudaFunction, helpers: list[CudaFunction], envs, base) -> list[dict[str, object]]:
-    """Template arguments a kernel (or sibling helper) passes to ``helper`` at its call sites."""
-    if not helper.template_params:
-        return [dict(base)]
-    out: list[dict[str, object]] = []
-    for caller in [kernel] + helpers:
-        if not caller.body_nodes:
-            continue  # no body
-        for n in caller.body_nodes["call_expression"]:
-            fnode = n.child_by_field_name("function")
-            if fnode is None or fnode.type != "template_function" or text(fnode.child_by_field_name("name")).split("::")[-1] != helper.name:
-                continue
-            al = fnode.child_by_field_name("arguments")
-            targs = [text(a) for a in (al.named_children if al is not None else [])]
-            for env in (envs if caller is kernel else [base]):
-                e = dict(base)
-                for (pname, _), arg in zip(helper.template_params, targs):
-                    v = liveness.literal_value(arg, env, "cuda")
-                    if v is not UNKNOWN:
-                        e[pname] = v
-                out.append(e)
-    return out[:MAX_ENVS] or [dict(base)]
-
-
-def _cuda_host_context(hosts: list[CudaFunction], parsed: ParsedSubmission, py_reach: set[str]) -> HostContext:
-    ctx = HostContext()
-    for h in hosts:
-        add_host_lines(ctx, h.node, h.source.file, h.source.line, h.source.data)
-    for py in parsed.python:  # Python wrappers that size grids / call the launchers
-        for fn in py.functions:
-            if fn.name in py_reach and not fn.is_jit and not fn.is_class:
-                add_host_lines(ctx, fn.node, py.file, lambda r: r + 1, py.data, python=True)
-        for n in py.module_nodes:
-            add_host_lines(ctx, n, py.file, lambda r: r + 1, py.data, python=True)
-    return ctx
 
 
 def _unit_source(fns: list) -> str:

@@ -93,6 +93,27 @@ def dotted(node: Node | None) -> str:
     return re.sub(r"\s+", "", text(node)) if node.type in ("attribute", "identifier") else text(node)
 
 
+def py_name(node: Node | None) -> str:
+    """Dotted name of a callee as written (``triton.language.`` shortened to ``tl.``)."""
+    if node is None:
+        return ""
+    name = re.sub(r"\s+", "", text(node)) if node.type in ("attribute", "identifier") else text(node)
+    return name.replace("triton.language.", "tl.")
+
+
+def py_args(call: Node) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Positional and keyword argument texts of a call (whitespace squashed)."""
+    al = call.child_by_field_name("arguments")
+    args: list[str] = []
+    kwargs: list[tuple[str, str]] = []
+    for a in al.named_children if al is not None else []:
+        if a.type == "keyword_argument":
+            kwargs.append((text(a.child_by_field_name("name")), " ".join(text(a.child_by_field_name("value")).split())))
+        elif a.type != "comment":
+            args.append(" ".join(text(a).split()))
+    return tuple(args), tuple(kwargs)
+
+
 def decorator_target(dec: Node) -> Node | None:
     expr = next((c for c in dec.named_children), None)
     if expr is not None and expr.type == "call":

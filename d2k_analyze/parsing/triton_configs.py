@@ -9,25 +9,12 @@ from __future__ import annotations
 
 from . import liveness
 from .liveness import UNKNOWN
-from .facts import Call, py_args, py_name
-from .python import PyFunction, PySource
+from .python import PyFunction, PySource, py_args, py_name
 from .treesitter import Node, text, walk
 
 
 def module_constants(py: PySource) -> dict[str, object]:
     return liveness.resolve_constants(py.constants, "python")
-
-
-def decorator_calls(fn: PyFunction, py: PySource) -> list[Call]:
-    out = []
-    for expr in fn.decorator_exprs():
-        row, end = expr.start_point[0] + 1, expr.end_point[0] + 1
-        if expr.type == "call":
-            args, kwargs = py_args(expr)
-            out.append(Call(py_name(expr.child_by_field_name("function")), py.file, row, end, args, kwargs, (), text(expr)[:300]))
-        else:
-            out.append(Call(py_name(expr), py.file, row, end, text=text(expr)))
-    return out
 
 
 def _resolve_value_node(node: Node, py: PySource) -> list[Node]:
@@ -119,7 +106,7 @@ def _factory_bindings(call: Node, factory: PyFunction, consts: dict[str, object]
     return out
 
 
-def autotune_configs(decorators: list[Call], fn: PyFunction, py: PySource, consts: dict[str, object]) -> tuple[list[dict[str, list[object]]], int]:
+def autotune_configs(fn: PyFunction, py: PySource, consts: dict[str, object]) -> tuple[list[dict[str, list[object]]], int]:
     """Autotune configs: per config, each key's possible values (comprehension variables expanded).
 
     Configs may be written inline, in a module-level list, built by a function, or made by a small

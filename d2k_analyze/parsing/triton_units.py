@@ -14,11 +14,10 @@ import re
 from . import liveness
 from .liveness import UNKNOWN
 from ..model import KernelUnit, Span
-from .common import MAX_ENVS, ParsedSubmission, add_host_lines, in_span, summarise
-from .facts import HostContext, LaunchInfo, Piece, UnitFacts, extract_python, py_args, py_name
-from .python import PyFunction, PySource, TritonLaunch
+from .common import MAX_ENVS, ParsedSubmission, build_facts, in_span, summarise
+from .python import PyFunction, PySource, TritonLaunch, py_name
 from .treesitter import text, walk
-from .triton_configs import autotune_configs, decorator_calls, module_constants
+from .triton_configs import autotune_configs, module_constants
 
 
 def _launch_env(fn: PyFunction, launch: TritonLaunch, consts: dict[str, object]) -> dict[str, object]:
@@ -81,32 +80,9 @@ def _jit_helper_closure(fn: PyFunction, jit_by_name: dict[str, list[tuple[PySour
     return out
 
 
-def _helper_call_envs(helper: PyFunction, callers: list[tuple[PyFunction, list[dict[str, object]]]], consts) -> list[dict[str, object]]:
-    """Constexpr values a kernel passes to a jit helper (folded under the kernel's envs)."""
-    out: list[dict[str, object]] = []
-    pnames = [p for p, _, _ in helper.params]
-    defaults = {p: liveness.literal_value(d, consts) for p, _, d in helper.params if d}
-    for caller, envs in callers:
-        for n in walk(caller.node):
-            if n.type != "call" or py_name(n.child_by_field_name("function")).split(".")[-1] != helper.name:
-                continue
-            args, kwargs = py_args(n)
-            for env in envs:
-                e = dict(consts)
-                e.update({k: v for k, v in defaults.items() if v is not UNKNOWN})
-                for pname, arg in list(zip(pnames, args)) + list(kwargs):
-                    v = liveness.literal_value(arg, env)
-                    if v is UNKNOWN:
-                        e.pop(pname, None)
-                    else:
-                        e[pname] = v
-                out.append(e)
-                if len(out) >= MAX_ENVS:
-                    return out
-    return out or [dict(consts)]
+def triton_units(parsed: ParsedSubmission, py_reach: set[str], program=None, host=None) -> list[KernelUnit]:
+    from ..facts.build import triton_kernel_facts
 
-
-def triton_units(parsed: ParsedSubmission, py_reach: set[str]) -> list[KernelUnit]:
     jit_by_name: dict[str, list[tuple[PySource, PyFunction]]] = {}
     for py in parsed.python:
         for fn in py.functions:
@@ -132,38 +108,24 @@ def triton_units(parsed: ParsedSubmission, py_reach: set[str]) -> list[KernelUni
             continue  # a helper: analysed as part of the kernels that call it
         for py, fn in pairs:
             consts = module_constants(py)
-            decorators = decorator_calls(fn, py)
-            configs, n_configs = autotune_configs(decorators, fn, py, consts)
+            configs, _n_configs = autotune_configs(fn, py, consts)
             heuristics: set[str] = set()
             for expr in fn.decorator_exprs():
                 if expr.type == "call" and py_name(expr.child_by_field_name("function")).endswith("heuristics"):
                     heuristics |= set(re.findall(r"['\"](\w+)['\"]\s*:", text(expr)))
             ksites = launches.get(name, [])
             envs = _triton_envs(fn, [(p, l) for p, l, _ in ksites], configs, heuristics, consts)
-            facts = UnitFacts(name, "triton", py.file, params=[(p, a) for p, a, _ in fn.params], decorators=decorators,
-                              configs=configs, n_configs=n_configs, heuristics=heuristics,
-                              constexprs=set(fn.constexpr_params()), envs=envs, file_lines=parsed.file_lines)
+            decorators = [program.lowering(py).expr(e) for e in fn.decorator_exprs()]
+            facts, failure = build_facts(lambda: triton_kernel_facts(program, py, fn, envs, host, parsed.file_lines, configs, decorators))
             helpers = _jit_helper_closure(fn, jit_by_name)
-            body = fn.node.child_by_field_name("body") or fn.node
-            extract_python(facts, Piece(fn.node, py.file, lambda r: r + 1, py.data, liveness.dead_ranges(body, envs, "python"), "python"))
-            for hpy, helper in helpers:
-                henvs = _helper_call_envs(helper, [(fn, envs)] + [(h, [dict(module_constants(hp))]) for hp, h in helpers if h is not helper], module_constants(hpy))
-                hbody = helper.node.child_by_field_name("body") or helper.node
-                extract_python(facts, Piece(helper.node, hpy.file, lambda r: r + 1, hpy.data, liveness.dead_ranges(hbody, henvs, "python"), "python"))
             launched = False
             spans: list[Span] = []
-            host_fns: list[tuple[PySource, PyFunction]] = []
             for lpy, l, caller in ksites:
                 spans.append(Span(lpy.file, l.row + 1, l.end_row + 1))
-                facts.launches.append(LaunchInfo(lpy.file, l.row + 1, l.grid, dict(l.kwargs)))
                 if caller is None or caller.name in py_reach:
                     launched = True
-                if caller is not None:
-                    host_fns.append((lpy, caller))
             if not launched and reached_unknown_launch and name in py_reach:
                 launched = True  # launched through a variable: `kern = a if c else b; kern[grid](...)`
-            facts.host = _triton_host_context(host_fns, parsed)
-            facts.launched = launched
             start, end = fn.node.start_point[0] + 1, fn.node.end_point[0] + 1
             dec_start = min([d.start_point[0] + 1 for d in fn.decorators] or [start])
             units.append(
@@ -172,28 +134,9 @@ def triton_units(parsed: ParsedSubmission, py_reach: set[str]) -> list[KernelUni
                     source="\n\n".join([text(fn.node)] + [text(h.node) for _, h in helpers]),
                     helpers=[h.name for _, h in helpers], launched=launched, launch_sites=spans,
                     launch_constants=summarise(envs, fn.constexpr_params()),
-                    code_lines={ln.line for ln in facts.lines if ln.file == py.file},
-                    parse_warnings=[w for w in py.warnings if in_span(w, dec_start, end)], ast=facts,
+                    code_lines={ln for f, ln in facts.lines if f == py.file} if facts is not None else set(),
+                    parse_warnings=[w for w in py.warnings if in_span(w, dec_start, end)]
+                    + ([f"{py.file}:{dec_start}: internal error while building facts ({failure})"] if failure else []), ast=facts,
                 )
             )
     return units
-
-
-def _triton_host_context(host_fns: list[tuple[PySource, PyFunction]], parsed: ParsedSubmission) -> HostContext:
-    ctx = HostContext()
-    seen: set[int] = set()
-    names: set[str] = set()
-    for py, fn in host_fns:
-        if id(fn.node) in seen:
-            continue
-        seen.add(id(fn.node))
-        add_host_lines(ctx, fn.node, py.file, lambda r: r + 1, py.data, python=True)
-        names |= fn.names
-    for py in parsed.python:  # helpers the launchers call (e.g. a cached SM-count getter) + module code
-        for fn in py.functions:
-            if fn.name in names and not fn.is_jit and id(fn.node) not in seen:
-                seen.add(id(fn.node))
-                add_host_lines(ctx, fn.node, py.file, lambda r: r + 1, py.data, python=True)
-        for n in py.module_nodes:
-            add_host_lines(ctx, n, py.file, lambda r: r + 1, py.data, python=True)
-    return ctx

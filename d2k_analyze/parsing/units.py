@@ -9,19 +9,21 @@ plain :class:`~d2k_analyze.model.KernelUnit` records whose ``ast`` holds the uni
 from __future__ import annotations
 
 from ..model import KernelUnit, SourceFile
-from .common import ParsedSubmission, clear_host_cache, parse_files, python_reachable
+from .common import ParsedSubmission, parse_files, python_reachable
 from .cuda_units import cuda_units
 from .triton_units import triton_units
 
 
 def build_units(parsed: ParsedSubmission) -> list[KernelUnit]:
     """Every kernel unit of a parsed submission, with liveness and facts."""
+    from ..facts.build import HostIndex
+    from ..facts.program import CudaProgram, PyProgram
+
     py_reach, _has_entry = python_reachable(parsed)
-    clear_host_cache()
-    try:
-        units = cuda_units(parsed, py_reach, bool(parsed.python)) + triton_units(parsed, py_reach)
-    finally:
-        clear_host_cache()
+    cuda = CudaProgram(parsed.cuda) if parsed.cuda else None
+    py = PyProgram(parsed.python) if parsed.python else None
+    host = HostIndex(cuda, py, parsed.file_lines)
+    units = cuda_units(parsed, py_reach, bool(parsed.python), cuda, host) + triton_units(parsed, py_reach, py, host)
     units.sort(key=lambda u: (u.file, u.span.start_line))
     return units
 

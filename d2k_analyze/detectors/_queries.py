@@ -1,0 +1,314 @@
+"""Questions several detectors ask of the same facts, answered from values, never from names.
+
+Library names (``__shfl_xor_sync``, ``tl.dot``, ``expf``) are facts of the platform and may be
+matched; everything the analysed code named itself has been resolved to a value by the
+interpreter before a detector sees it.
+"""
+
+from __future__ import annotations
+
+from ..facts import poly as P
+from ..facts.expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, short, walk
+from ..facts.kernel import Access, Assignment, CallFact, KernelFacts, LoopFact
+
+EXP = frozenset({"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2", "expm1", "expm1f",
+                 "exp_approx", "fast_exp", "exp2_approx", "ex2"})
+LOG = frozenset({"log", "logf", "__logf", "log2", "log2f", "__log2f", "hlog", "h2log", "log1p", "log1pf"})
+SHUFFLES = frozenset({"__shfl_xor_sync", "__shfl_down_sync", "__shfl_up_sync", "__shfl_sync", "__shfl_xor", "__shfl_down",
+                      "shfl_xor", "shfl_down", "shfl_up", "shfl", "__shfl_down_sync_", "shfl_xor_sync", "shfl_down_sync"})
+REDUCING_SHUFFLES = frozenset({"__shfl_xor_sync", "__shfl_down_sync", "__shfl_xor", "__shfl_down", "shfl_xor", "shfl_down",
+                               "shfl_xor_sync", "shfl_down_sync", "__shfl_up_sync", "shfl_up"})
+TL_REDUCTIONS = frozenset({"sum", "max", "min", "reduce", "argmax", "argmin", "xor_sum", "cumsum", "cumprod", "associative_scan", "prod"})
+MMA_CALLS = frozenset({"mma_sync", "mma", "wgmma", "umma", "mma_AB", "mma_ABt", "mma_AtB", "mma_AtBt", "gemm", "mma_async"})
+MMA_ASM = ("mma.sync", "wgmma.", "tcgen05.mma", "mma.sp")
+
+
+def is_call(e: E, names: frozenset[str] | set[str]) -> bool:
+    return isinstance(e, Call) and (e.fn in names or short(e.fn) in names)
+
+
+def is_exp(e: E) -> bool:
+    return is_call(e, EXP)
+
+
+def exps_in(e: E) -> list[Call]:
+    return [n for n in walk(e) if is_exp(n)]  # type: ignore[misc]
+
+
+def loads_in(f: KernelFacts, e: E) -> list[Access]:
+    return [f.accesses[n.access] for n in walk(e) if isinstance(n, Load) and n.access < len(f.accesses)]
+
+
+def triton_reductions(f: KernelFacts) -> list[CallFact]:
+    return [c for c in f.calls if c.fn.startswith("tl.") and c.short in TL_REDUCTIONS]
+
+
+def dots(f: KernelFacts) -> list[CallFact]:
+    return [c for c in f.calls if c.fn in ("tl.dot", "tl.dot_scaled")]
+
+
+def mma_calls(f: KernelFacts) -> list:
+    calls = [c for c in f.calls if c.short in MMA_CALLS and c.fn not in ("gemm",) or (c.short == "gemm" and "." in c.fn)]
+    asm = [a for a in f.asm if any(m in a.text for m in MMA_ASM)]
+    return calls + asm
+
+
+def in_loop(f: KernelFacts, rec, loop_id: int) -> bool:
+    return loop_id in rec.loops
+
+
+def loops_of(rec) -> tuple[int, ...]:
+    return rec.loops
+
+
+def shared_objects(f: KernelFacts) -> list[int]:
+    return [o.id for o in f.objects.values() if o.space == "shared"]
+
+
+def accesses_to(f: KernelFacts, obj: int, kind: str | None = None) -> list[Access]:
+    return [a for a in f.accesses if a.obj == obj and (kind is None or a.kind == kind or (kind == "load" and a.kind == "rmw") or (kind == "store" and a.kind in ("rmw", "atomic")))]
+
+
+def cell_of(e: E) -> int | None:
+    """The cell a loop-carried / merged symbol stands for (``carried#12@3`` -> 12)."""
+    if isinstance(e, Sym) and (e.key.startswith("carried#") or e.key.startswith("phi#")):
+        try:
+            return int(e.key.split("#", 1)[1].split("@", 1)[0])
+        except ValueError:
+            return None
+    return None
+
+
+def defs_of(f: KernelFacts, cell: int) -> list[Assignment]:
+    idx = f.cache.get("defs")
+    if idx is None:
+        idx = {}
+        for a in f.assigns:
+            if a.cell is not None:
+                idx.setdefault(a.cell, []).append(a)
+        f.cache["defs"] = idx
+    return idx.get(cell, [])
+
+
+def expand(f: KernelFacts, e: E, depth: int = 3) -> list[E]:
+    """``e`` and the values its loop-carried / merged symbols are assigned (dataflow across loops)."""
+    out = [e]
+    seen: set[int] = set()
+    frontier = [e]
+    for _ in range(depth):
+        nxt = []
+        for x in frontier:
+            for n in walk(x):
+                c = cell_of(n)
+                if c is not None and c not in seen:
+                    seen.add(c)
+                    for a in defs_of(f, c):
+                        out.append(a.new)
+                        nxt.append(a.new)
+        frontier = nxt
+    return out
+
+
+def grid_atoms(e: E) -> set[str]:
+    return {a for a in atoms(e) if a.startswith(("bid.", "pid.", "cid."))}
+
+
+def thread_atoms(e: E) -> set[str]:
+    return {a for a in atoms(e) if a.startswith(("tid.", "lane", "warp"))}
+
+
+def mac_updates(f: KernelFacts) -> list[Assignment]:
+    """Multiply-accumulates inside loops: ``acc += a * b`` / ``acc = fma(a, b, acc)`` where ``a`` and
+    ``b`` come from two different loads (different objects or different offsets). A dot product
+    of two vectors at the same offset, or a sum of squares, does not count."""
+    cached = f.cache.get("mac")
+    if cached is not None:
+        return cached
+    out = []
+    for a in f.assigns:
+        if not a.loops or a.old is None:
+            continue
+        if not _accumulates(a):
+            continue
+        for prod in _products(a.new, a.old):
+            left, right = prod
+            la, lb = loads_in(f, left), loads_in(f, right)
+            if {x.id for x in la} & {y.id for y in lb}:
+                continue  # a square (x - m) * (x - m): one operand, not two
+            if la and lb and _different_operands(la, lb):
+                out.append(a)
+                break
+    f.cache["mac"] = out
+    return out
+
+
+def _accumulates(a: Assignment) -> bool:
+    if a.op in ("+=", "-="):
+        return True
+    terms = flatten("+", a.new)
+    return a.old in terms or any(isinstance(t, Call) and short(t.fn) in ("fma", "fmaf", "__fmaf_rn", "__fma_rn", "__hfma", "__hfma2") and a.old in t.args for t in terms) \
+        or (isinstance(a.new, Call) and short(a.new.fn) in ("fma", "fmaf", "__fmaf_rn", "__hfma", "__hfma2") and a.old in a.new.args)
+
+
+def _products(new: E, old: E):
+    for n in walk(new):
+        if isinstance(n, Op) and n.op == "*" and len(n.args) >= 2:
+            factors = [x for x in n.args if x != old]
+            if len(factors) >= 2:
+                yield factors[0], Op("*", tuple(factors[1:])) if len(factors) > 2 else factors[1]
+        if isinstance(n, Call) and short(n.fn) in ("fma", "fmaf", "__fmaf_rn", "__fma_rn", "__hfma", "__hfma2") and len(n.args) >= 2:
+            yield n.args[0], n.args[1]
+
+
+def _different_operands(la: list[Access], lb: list[Access]) -> bool:
+    for x in la:
+        for y in lb:
+            if x.id == y.id:
+                continue
+            if x.obj != y.obj or x.poly != y.poly:
+                return True
+    return False
+
+
+def sources(f: KernelFacts, e: E, depth: int = 3) -> list[Access]:
+    """Every load whose value flows into ``e``, following values parked in local arrays (register
+    fragments) back to where they were loaded from: ``a_frag[i] = As[...]; acc += a_frag[i] * b``
+    has the shared loads of ``As`` among its sources."""
+    out: list[Access] = []
+    frontier = loads_in(f, e)
+    seen: set[int] = set()
+    for _ in range(depth + 1):
+        nxt: list[Access] = []
+        for acc in frontier:
+            if acc.id in seen:
+                continue
+            seen.add(acc.id)
+            out.append(acc)
+            if acc.space == "local":
+                for st in _stores_to(f, acc.obj):
+                    if st.value is not None:
+                        nxt += loads_in(f, st.value)
+        frontier = nxt
+    return out
+
+
+def _stores_to(f: KernelFacts, obj: int) -> list[Access]:
+    idx = f.cache.get("stores_by_obj")
+    if idx is None:
+        idx = {}
+        for a in f.accesses:
+            if a.kind in ("store", "rmw"):
+                idx.setdefault(a.obj, []).append(a)
+        f.cache["stores_by_obj"] = idx
+    return idx.get(obj, [])
+
+
+def mac_sources(f: KernelFacts) -> list[Access]:
+    """Loads feeding the kernel's multiply-accumulates and MMAs (through register fragments)."""
+    cached = f.cache.get("mac_sources")
+    if cached is None:
+        cached = []
+        for m in mac_updates(f):
+            cached += sources(f, m.new)
+        for c in mma_calls(f):
+            if hasattr(c, "call"):
+                cached += sources(f, c.call)
+        f.cache["mac_sources"] = cached
+    return cached
+
+
+def reduction_loop(f: KernelFacts, a: Assignment) -> int | None:
+    """The loop a multiply-accumulate reduces over: the innermost loop that carries the
+    accumulator (a local updated across its iterations), or, for an accumulator element in
+    memory, the innermost loop whose iteration does not select the element (k, not i or j)."""
+    if a.cell is not None:
+        for lid in reversed(a.loops):
+            if a.cell in f.loops[lid].carried:
+                return lid
+        return a.loops[-1] if a.loops else None
+    if a.access is not None:
+        target = atoms(f.accesses[a.access].off)
+        for lid in reversed(a.loops):
+            if f"iter#{lid}" not in target and f"ivar#{lid}" not in target:
+                return lid
+    return None
+
+
+def gemm_loops(f: KernelFacts) -> list[int]:
+    """Reduction loops of GEMM-like accumulations: the loop a multiply-accumulate reduces over,
+    or the innermost loop around a ``tl.dot`` / tensor-core MMA."""
+    cached = f.cache.get("gemm_loops")
+    if cached is not None:
+        return cached
+    ids: list[int] = []
+    for a in mac_updates(f):
+        lid = reduction_loop(f, a)
+        if lid is not None:
+            ids.append(lid)
+    for c in list(dots(f)) + list(mma_calls(f)):
+        if c.loops:
+            ids.append(c.loops[-1])
+    out = sorted(set(ids))
+    f.cache["gemm_loops"] = out
+    return out
+
+
+def is_gemm(f: KernelFacts) -> bool:
+    return bool(gemm_loops(f)) or bool(dots(f)) or bool(mma_calls(f))
+
+
+def stage_values(f: KernelFacts) -> tuple[bool, set[object]]:
+    """(explicit?, values) of ``num_stages`` for a Triton unit: every autotune config sets it, a
+    launch passes it, or a ``tl.range(..., num_stages=)`` loop sets it."""
+    values: set[object] = set()
+    explicit = False
+    if f.configs and all("num_stages" in cfg for cfg in f.configs):
+        explicit = True
+        values |= {v for cfg in f.configs for v in cfg["num_stages"]}
+    for launch in f.launches:
+        if "num_stages" in launch.kwargs:
+            explicit = True
+            values.add(num(launch.kwargs["num_stages"]) if num(launch.kwargs["num_stages"]) is not None else "?")
+    for lp in loops_with_loads(f):
+        v = lp.kwargs.get("num_stages")
+        if v is not None:
+            explicit = True
+            values.add(num(v) if num(v) is not None else "?")
+    return explicit, values
+
+
+def loops_with_loads(f: KernelFacts) -> list[LoopFact]:
+    ids = {lid for a in f.accesses if a.kind in ("load", "rmw") and a.space == "global" for lid in a.loops}
+    return [f.loops[i] for i in sorted(ids)]
+
+
+def stages_decision(f: KernelFacts):
+    """Triton's shared convention for multistage_pipeline and async_copy."""
+    from ._base import absent, not_applicable, present
+
+    loops = [lp for lp in loops_with_loads(f) if lp.iterator != "tl.static_range"]
+    if not loops:
+        return absent("no loop that loads: nothing to pipeline")
+    explicit, values = stage_values(f)
+    if not explicit:
+        return not_applicable("loop without explicit num_stages: the compiler default decides")
+    known = [v for v in values if isinstance(v, int)]
+    if known and max(known) >= 2:
+        return present(loops[:1], f"explicit num_stages {sorted(set(known))} on a loop that loads")
+    if known and max(known) < 2:
+        return absent(f"num_stages={max(known)}: no pipelining")
+    return not_applicable("num_stages given but not a constant")
+
+
+def coefficient(p: P.Poly, key: str) -> P.Poly:
+    return P.coeff(p, key)
+
+
+def constant(e: E | None) -> int | float | None:
+    if e is None:
+        return None
+    c = P.constant_of(P.poly(e))
+    return int(c) if c is not None and c.denominator == 1 else (float(c) if c is not None else num(e))
+
+
+__all__ = [n for n in dir() if not n.startswith("_")] + ["Num"]

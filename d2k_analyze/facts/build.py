@@ -1,0 +1,188 @@
+"""Building the facts of kernel units: host code first (launches), then each kernel.
+
+:class:`HostIndex` interprets, once per submission, every host function that launches a kernel
+(C++ launchers, Python wrappers around Triton launches): the launch records it yields carry
+the grid, block and arguments as resolved values, and the library names the host code used
+(cluster launch attributes, TMA swizzle modes). Each kernel is then interpreted with its
+parameters bound (pointers as memory objects, scalars by position) and its template / constexpr
+parameters bound to the values every launch agrees on.
+"""
+
+from __future__ import annotations
+
+from ..parsing.cuda import CudaFunction
+from ..parsing.python import PyFunction, PySource
+from .expr import E, Sym, TypeRef
+from .interp import Interp
+from .ir import Func
+from .kernel import KernelFacts, LaunchFact
+from .program import CudaProgram, PyProgram, _value_expr
+
+
+class HostIndex:
+    """Launches per kernel name, found by interpreting the submission's launching host code."""
+
+    def __init__(self, cuda: CudaProgram | None, py: PyProgram | None, file_lines):
+        self.launches: dict[str, list[LaunchFact]] = {}
+        self.names: dict[str, set[str]] = {}
+        self.file_lines = file_lines
+        if cuda is not None:
+            kernels = {k.name for k in cuda.kernels()}
+            hosts = [fn for fns in cuda.by_name.values() for fn in fns if not fn.is_kernel and not fn.is_device]
+            for fn in _launch_roots(hosts, lambda h: bool(h.launches) or bool(h.names & kernels), lambda h: h.calls):
+                self._interpret(cuda, cuda.lower(fn))
+        if py is not None:
+            hosts = [(src, fn) for pairs in py.by_name.values() for src, fn in pairs if not fn.is_jit and not fn.is_class]
+            for src, fn in _launch_roots(hosts, lambda h: bool(h[1].launches), lambda h: h[1].names):
+                self._interpret(py, py.lower(src, fn))
+
+    def _interpret(self, program, func: Func) -> None:
+        scratch = KernelFacts(func.name, program.language, func.loc.file, func.loc)
+        interp = Interp(program, scratch)
+        params = [Sym(f"hparam#{i}") for i in range(len(func.params))]
+        try:
+            interp.run_kernel(func, params, {})
+        except RecursionError:
+            return
+        names = interp.lib_names | {c.fn for c in scratch.calls}
+        for kernel, fact in interp.host_launches:
+            fact.host = func.name
+            self.launches.setdefault(kernel, []).append(fact)
+            self.names.setdefault(kernel, set()).update(names)
+
+
+def _launch_roots(hosts: list, launches, uses) -> list:
+    """The host functions to interpret: callers-of-callers first, so that template arguments and
+    values flow from the entry point into the launch (``run -> launch<bf16> -> kernel<T><<<>>>``).
+    Every function that reaches a launch and is not itself called by another such function is a
+    root; a launching function no root reaches is interpreted on its own."""
+    name_of = (lambda h: h.name) if not hosts or not isinstance(hosts[0], tuple) else (lambda h: h[1].name)
+    by_name = {name_of(h): h for h in hosts}
+    reaches: dict[str, bool] = {}
+
+    def reach(name: str, seen: frozenset = frozenset()) -> bool:
+        if name in reaches:
+            return reaches[name]
+        h = by_name[name]
+        out = launches(h) or any(reach(n, seen | {name}) for n in uses(h) if n in by_name and n not in seen and n != name)
+        reaches[name] = out
+        return out
+
+    live = [n for n in by_name if reach(n)]
+    called = {n for c in live for n in uses(by_name[c]) if n in by_name and n != c}
+    roots = [n for n in live if n not in called]
+    covered = set()
+    todo = list(roots)
+    while todo:
+        n = todo.pop()
+        if n in covered:
+            continue
+        covered.add(n)
+        todo += [m for m in uses(by_name[n]) if m in by_name]
+    roots += [n for n in live if launches(by_name[n]) and n not in covered]
+    return [by_name[n] for n in roots]
+
+
+def _bind_arguments(func: Func, launches: list[LaunchFact]) -> None:
+    """Match every launch's positional and keyword arguments to the kernel's parameters, so that
+    detectors ask "what does parameter 5 get" by position, never by a name."""
+    names = [p.name for p in func.params]
+    for lf in launches:
+        bound: list[E | None] = list(lf.args[: len(names)]) + [None] * max(0, len(names) - len(lf.args))
+        for key, value in lf.kwargs.items():
+            if key in names:
+                bound[names.index(key)] = value
+        lf.bound = tuple(bound)
+
+
+def _facts(name: str, language: str, func: Func, file_lines) -> KernelFacts:
+    return KernelFacts(name, language, func.loc.file, func.loc, len(func.params), file_lines=file_lines, attributes=func.attributes)
+
+
+def cuda_kernel_facts(program: CudaProgram, fn: CudaFunction, host: HostIndex, file_lines) -> KernelFacts:
+    func = program.lower(fn)
+    facts = _facts(fn.name, "cuda", func, file_lines)
+    facts.launches = list(host.launches.get(fn.name, []))
+    _bind_arguments(func, facts.launches)
+    facts.host_names = set(host.names.get(fn.name, set()))
+    interp = Interp(program, facts)
+    values: list[E] = []
+    for i, p in enumerate(func.params):
+        t = interp.resolve_type(p.type)
+        if p.pointer or "*" in t or "[" in t:
+            values.append(interp.pointer_param(i, t))
+        else:
+            values.append(Sym(f"param#{i}"))
+    tbind = _template_binding(func, facts)
+    interp.run_kernel(func, values, tbind)
+    facts.lib_names = interp.lib_names
+    return facts
+
+
+def _template_binding(func: Func, facts: KernelFacts) -> dict[str, E]:
+    tbind: dict[str, E] = {}
+    for i, (tname, default) in enumerate(func.tparams):
+        seen: list[E] = []
+        for launch in facts.launches:
+            if i < len(launch.targs):
+                v = launch.targs[i]
+                if v not in seen:
+                    seen.append(v)
+        if not facts.launches or not any(i < len(lf.targs) for lf in facts.launches):
+            if default is not None:
+                seen = [default]
+        types = [v.name for v in seen if isinstance(v, TypeRef)]
+        if types:
+            flat = [t for v in types for t in v.split("|")]
+            facts.template_types[tname] = tuple(dict.fromkeys(flat))
+        if len(seen) == 1 and not (isinstance(seen[0], Sym)):
+            tbind[tname] = seen[0]
+        elif types and len(types) == len(seen):
+            tbind[tname] = TypeRef("|".join(dict.fromkeys(t for v in types for t in v.split("|"))))
+        else:
+            tbind[tname] = Sym(f"tparam#{i}")
+    return tbind
+
+
+def triton_kernel_facts(program: PyProgram, py: PySource, fn: PyFunction, envs: list[dict[str, object]], host: HostIndex,
+                        file_lines, configs, decorators) -> KernelFacts:
+    func = program.lower(py, fn)
+    facts = _facts(fn.name, "triton", func, file_lines)
+    facts.launches = list(host.launches.get(fn.name, []))
+    _bind_arguments(func, facts.launches)
+    facts.host_names = set(host.names.get(fn.name, set()))
+    facts.configs = configs
+    facts.decorators = decorators
+    interp = Interp(program, facts)
+    values: list[E] = []
+    for i, p in enumerate(func.params):
+        if p.constexpr:
+            vals = _env_values(p.name, envs)
+            if vals is not None and len(vals) == 1 and _value_expr(vals[0]) is not None:
+                values.append(_value_expr(vals[0]))
+            else:
+                if vals:
+                    facts.constexprs[i] = tuple(vals)
+                values.append(Sym(f"cexpr#{i}"))
+        else:
+            values.append(Sym(f"param#{i}"))
+    interp.run_kernel(func, values, {})
+    facts.lib_names = interp.lib_names
+    return facts
+
+
+def _env_values(name: str, envs: list[dict[str, object]]) -> list[object] | None:
+    out: list[object] = []
+    for env in envs:
+        if name not in env:
+            return None
+        v = env[name]
+        try:
+            if v not in out:
+                out.append(v)
+        except TypeError:
+            return None
+    return out or None
+
+
+__all__ = ["HostIndex", "cuda_kernel_facts", "triton_kernel_facts"]

@@ -1,0 +1,582 @@
+"""What library names and calls mean to the interpreter: arithmetic folding, the launch geometry,
+memory intrinsics (``__ldg``, atomics, ``cp.async``, ``tl.load``), loop shapes.
+
+Only names the language or a library defines are interpreted here: they are facts about the
+platform (``atomicAdd`` writes memory, ``threadIdx.x`` is the thread, ``tl.program_id(1)`` is
+the second grid axis). A user's own names never reach this module; the interpreter resolves
+them to values first.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+from . import poly as P
+from .expr import Attr, Call, Cast, E, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef, atoms, num, short, walk
+from .ir import Assign, Loc, Loop
+from .kernel import CallFact, LoopFact
+from .types import base_type
+
+# --- arithmetic -----------------------------------------------------------------------------
+
+_FOLD = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "%": lambda a, b: (a % b) if isinstance(a, int) and isinstance(b, int) else math.fmod(a, b),
+    "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b, "&": lambda a, b: a & b, "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+    "//": lambda a, b: a // b, "fdiv": lambda a, b: a / b, "pow": lambda a, b: a ** b,
+    "cdiv": lambda a, b: -(-a // b),
+}
+_COMMUTATIVE = {"+", "*", "&", "|", "^", "==", "!=", "min", "max", "and", "or"}
+MAX_FOLD_INT = 1 << 62
+
+
+def _div(a, b):
+    if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b > 0) else -q  # C truncation
+    return a / b
+
+
+def binop(op: str, args: tuple[E, ...]) -> E:
+    """Fold and lightly simplify ``op(args)`` (resolved operands)."""
+    vals = [num(a) if not (isinstance(a, Num) and isinstance(a.v, bool)) else a.v for a in args]
+    if op in ("and", "or"):
+        return _logic(op, args)
+    if op == "not":
+        t = truth(args[0])
+        return Num(not t) if t is not None else Op("not", args)
+    if op == "neg":
+        return Num(-vals[0]) if vals[0] is not None else Op("neg", args)
+    if op == "~":
+        return Num(~vals[0]) if isinstance(vals[0], int) else Op("~", args)
+    if op == "?:":
+        t = truth(args[0])
+        if t is not None:
+            return args[1] if t else args[2]
+        return args[1] if args[1] == args[2] else Op("?:", args)
+    if op in ("min", "max"):
+        if all(v is not None for v in vals):
+            return Num(min(vals) if op == "min" else max(vals))  # type: ignore[type-var]
+        flat = []
+        for a in args:
+            flat += list(a.args) if isinstance(a, Op) and a.op == op else [a]
+        uniq = tuple(dict.fromkeys(flat))
+        return uniq[0] if len(uniq) == 1 else Op(op, tuple(sorted(uniq, key=repr)))
+    if len(args) == 2:
+        a, b = args
+        va, vb = vals
+        if va is not None and vb is not None:
+            try:
+                if op == "/":
+                    r = _div(va, vb)
+                elif op in _FOLD:
+                    r = _FOLD[op](va, vb)
+                else:
+                    r = None
+                if r is not None and (not isinstance(r, int) or abs(r) < MAX_FOLD_INT):
+                    return Num(r)
+            except (ZeroDivisionError, ValueError, OverflowError, TypeError):
+                pass
+        if isinstance(a, Ptr) and op in ("+", "-") and not isinstance(b, Ptr):
+            off = b if op == "+" else Op("neg", (b,))
+            return Ptr(a.obj, a.elem, binop("+", (a.off, off)), ())
+        if isinstance(b, Ptr) and op == "+":
+            return Ptr(b.obj, b.elem, binop("+", (b.off, a)), ())
+        if op == "+":
+            if va == 0:
+                return b
+            if vb == 0:
+                return a
+        if op == "-" and vb == 0:
+            return a
+        if op == "*":
+            if va == 1:
+                return b
+            if vb == 1:
+                return a
+            if va == 0 or vb == 0:
+                return Num(0)
+        if op in ("/", "//", "fdiv") and vb == 1:
+            return a
+    if op in _COMMUTATIVE and len(args) == 2:
+        flat: list[E] = []
+        for x in args:
+            flat += list(x.args) if isinstance(x, Op) and x.op == op and op in ("+", "*", "min", "max") else [x]
+        return Op(op, tuple(sorted(flat, key=repr)))
+    return Op(op, tuple(args))
+
+
+def _logic(op: str, args: tuple[E, ...]) -> E:
+    ts = [truth(a) for a in args]
+    if op == "and":
+        if any(t is False for t in ts):
+            return Num(False)
+        if all(t is True for t in ts):
+            return Num(True)
+        rest = tuple(a for a, t in zip(args, ts) if t is not True)
+        return rest[0] if len(rest) == 1 else Op("and", rest)
+    if any(t is True for t in ts):
+        return Num(True)
+    if all(t is False for t in ts):
+        return Num(False)
+    rest = tuple(a for a, t in zip(args, ts) if t is not False)
+    return rest[0] if len(rest) == 1 else Op("or", rest)
+
+
+def truth(e: E) -> bool | None:
+    if isinstance(e, Num):
+        return bool(e.v)
+    if isinstance(e, (Ptr, Str)):
+        return True
+    return None
+
+
+# --- loops ------------------------------------------------------------------------------------
+
+
+def carried_value(value: E, cell_id: int, lid: int) -> E:
+    """The value of a loop-carried local inside the loop. A pointer that is advanced in the loop
+    keeps its object and the thread-dependent part of its offset (``A += BK`` still points into
+    A at the same lanes); anything else becomes an opaque symbol of the loop."""
+    sym = Sym(f"carried#{cell_id}@{lid}", atoms(value) | {f"iter#{lid}"})
+    if isinstance(value, Ptr):
+        return Ptr(value.obj, value.elem, binop("+", (value.off, sym)), value.shape)
+    p = P.poly(value)
+    if any(m == (k,) and c == 1 and k.startswith("param#") for m, c in p for k in m):  # Triton pointer tensor
+        return binop("+", (value, sym))
+    return sym
+
+
+def step_of(interp, st: Assign, cell) -> tuple[E | None, str]:
+    """(additive step, update kind) of an induction update ``i += s`` / ``i = i + s`` / ``s >>= 1``."""
+    loc = st.loc
+    if st.op in ("+=", "-="):
+        v = interp.ev(st.value, loc)
+        return (v if st.op == "+=" else binop("neg", (v,))), "add"
+    if st.op in (">>=",):
+        return None, "shr"
+    if st.op in ("<<=", "*="):
+        return None, "mul"
+    if st.op in ("/=",):
+        return None, "div"
+    if st.op == "=":
+        new = interp.ev(st.value, loc)
+        old = cell.value
+        if isinstance(new, Op) and new.op == "+" and old in new.args:
+            rest = [a for a in new.args if a != old]
+            return (rest[0] if len(rest) == 1 else Op("+", tuple(rest))), "add"
+        if isinstance(new, Op) and new.op in (">>", "/", "//") and new.args and new.args[0] == old:
+            return None, "shr" if new.op == ">>" else "div"
+        if isinstance(new, Op) and new.op in ("*", "<<") and old in new.args:
+            return None, "mul"
+        d = P.add(P.poly(new), P.poly(old), -1)
+        if P.constant_of(d) is not None or not P.mentions(d, "carried"):
+            if not any(cell_key in k for k in P.terms(d) for cell_key in (f"carried#{cell.id}",)):
+                return _from_poly(d), "add"
+        return None, "other"
+    return None, "other"
+
+
+def _from_poly(p: P.Poly) -> E:
+    terms: list[E] = []
+    for m, c in p:
+        factors: list[E] = [Num(int(c) if c.denominator == 1 else float(c))] if c != 1 or not m else []
+        for k in m:
+            factors.append(P.opaque_expr(k) if k.startswith("~") and P.opaque_expr(k) is not None else Sym(k))
+        terms.append(factors[0] if len(factors) == 1 else Op("*", tuple(factors)))
+    if not terms:
+        return Num(0)
+    return terms[0] if len(terms) == 1 else Op("+", tuple(terms))
+
+
+def loop_bound(cond: E, iter_key: str, fact: LoopFact) -> E | None:
+    """The side of the loop condition that does not move with the iteration."""
+    if isinstance(cond, Op) and cond.op == "and":
+        for c in cond.args:
+            b = loop_bound(c, iter_key, fact)
+            if b is not None:
+                return b
+        return None
+    if isinstance(cond, Op) and cond.op in ("<", "<=", ">", ">=", "!=") and len(cond.args) == 2:
+        a, b = cond.args
+        ka, kb = iter_key in atoms(a) or _ivar(a, fact), iter_key in atoms(b) or _ivar(b, fact)
+        if ka and not kb:
+            return Op("<=", (b,)) if cond.op in ("<=", ">=") and False else b
+        if kb and not ka:
+            return a
+    return None
+
+
+def _ivar(e: E, fact: LoopFact) -> bool:
+    return any(a.startswith(("ivar#", "carried#")) and a.endswith(f"@{fact.id}") or a == f"ivar#{fact.id}" for a in atoms(e))
+
+
+def trip_count(fact: LoopFact) -> int | None:
+    s, b, st = num(fact.init), num(fact.bound), num(fact.step)
+    if not all(isinstance(x, int) for x in (s, b, st)) or st == 0:
+        return None
+    n = -(-(b - s) // st) if st > 0 else -(-(s - b) // -st)  # type: ignore[operator]
+    return max(int(n), 0)
+
+
+def range_induction(interp, s: Loop, fact: LoopFact):
+    """Python ``for v in range(a, b, s)`` / ``tl.range(...)`` / ``tl.static_range(...)``, and C++
+    range-for (``for (auto& x : arr)``: no arithmetic induction)."""
+    if s.var is None or s.iterable is None:
+        return None
+    it = s.iterable
+    if not isinstance(it, Call) or short(it.fn) not in ("range", "static_range"):
+        if isinstance(s.var, Name):
+            cell = interp.lvalue_cell(s.var, s.loc, create=True)
+            if cell is not None:
+                fact.iterator = it.fn if isinstance(it, Call) else ""
+                return cell, Sym(f"elem#{fact.id}", atoms(interp.ev(it, s.loc))), None
+        return None
+    fact.iterator = {"range": "range"}.get(it.fn, it.fn)
+    args = [interp.ev(a, s.loc) for a in it.args]
+    fact.kwargs = {k: interp.ev(v, s.loc) for k, v in it.kw}
+    start, stop, step = Num(0), None, Num(1)
+    if len(args) == 1:
+        stop = args[0]
+    elif len(args) >= 2:
+        start, stop = args[0], args[1]
+        if len(args) >= 3:
+            step = args[2]
+    if "step" in fact.kwargs:
+        step = fact.kwargs["step"]
+    fact.bound = stop
+    fact.update = "add"
+    if not isinstance(s.var, Name):
+        return None
+    cell = interp.lvalue_cell(s.var, s.loc, create=True)
+    if cell is None:
+        return None
+    return cell, start, step
+
+
+# --- names, attributes, casts -----------------------------------------------------------------
+
+GEOMETRY_NAMES = {"warpSize": Num(32)}
+SM_COUNT_ATTRS = {"multiProcessorCount", "multi_processor_count", "multiprocessor_count", "num_sms", "sm_count"}
+
+
+def library_name(interp, ident: str) -> E:
+    interp.lib_names.add(ident.replace("::", "."))
+    if ident in GEOMETRY_NAMES:
+        return GEOMETRY_NAMES[ident]
+    if ident in ("cudaDevAttrMultiProcessorCount", "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"):
+        return Sym("lib:sm_count_attr")
+    return Sym("lib:" + ident.replace("::", "."))
+
+
+def attribute(interp, base: E, name: str, loc: Loc) -> E:
+    if name in SM_COUNT_ATTRS and (not isinstance(base, Sym) or not base.key.startswith("param#")):
+        return Sym("sm_count")
+    if isinstance(base, Tup) and name in ("shape",):
+        return base
+    if isinstance(base, Ptr):
+        return Attr(interp.load(base, loc), name)  # p->field
+    if isinstance(base, Call) and base.fn in ("torch.cuda.get_device_properties", "torch.cuda.get_device_capability") and name in SM_COUNT_ATTRS:
+        return Sym("sm_count")
+    return Attr(base, name)
+
+
+def cast(interp, type_: str, value: E) -> E:
+    t = interp.resolve_type(type_)
+    if "*" in t and isinstance(value, (Ptr,)):
+        return Ptr(value.obj, base_type(t), _rescale(value, t, interp), ())
+    if "*" in t and isinstance(value, Call) and value.fn == "__cvta_generic_to_shared":
+        return value
+    if "*" not in t and re.search(r"\b(int|long|size_t|unsigned|int32_t|int64_t|uint32_t|uint64_t|short|char|int8_t|uint8_t|index_t|uintptr_t)\b", t):
+        if isinstance(value, Num) and isinstance(value.v, (int, float)):
+            return Num(int(value.v))
+        if not isinstance(value, (Load, Call)):
+            return value  # integer conversions do not change index arithmetic
+    return Cast(t, value)
+
+
+def _rescale(p: Ptr, new_type: str, interp) -> E:
+    """A pointer's offset in units of the new element type (reinterpret_cast<float4*>(x + 4 * i))."""
+    from .types import size_of
+
+    old, new = size_of(p.elem, interp.int_of), size_of(new_type, interp.int_of)
+    if old and new and old != new:
+        if (old * 1) % new == 0:
+            return binop("*", (p.off, Num(old // new)))
+        q = P.poly(p.off)
+        if all(c * old % new == 0 for _, c in q):
+            return _from_poly(tuple((m, c * old / new) for m, c in q))
+        return Op("rescale", (p.off, Num(old), Num(new)))
+    return p.off
+
+
+# --- calls --------------------------------------------------------------------------------------
+
+MAX_FNS = {"max", "fmaxf", "fmax", "std.max", "__hmax", "__hmax2", "cuda.std.max", "tl.maximum", "maximum", "::max", "fmaxf16"}
+MIN_FNS = {"min", "fminf", "fmin", "std.min", "__hmin", "__hmin2", "cuda.std.min", "tl.minimum", "minimum"}
+ATOMICS = re.compile(r"^(atomic[A-Z]\w*|atomic_\w+|__atomic\w*|red_\w+|atomicAdd_block|atomicAdd_system)$")
+LOAD_INTRINSICS = {"__ldg", "__ldcs", "__ldca", "__ldcg", "__ldlu", "__ldcv", "ldg", "__ldg_128"}
+STORE_INTRINSICS = {"__stcs", "__stcg", "__stwt", "__stwb"}
+ASYNC_COPIES = {"__pipeline_memcpy_async": (0, 1), "memcpy_async": None, "cuda.memcpy_async": None, "cooperative_groups.memcpy_async": None}
+DIV_FNS = {"__fdividef", "fdividef", "__fdiv_rn", "__fdiv_rz", "__div_rn", "div_rn", "fdiv"}
+LANE_FNS = {"__lane_id", "lane_id", "laneid", "cutlass.arch.LaneId", "LaneId"}
+WARP_FNS = {"canonical_warp_idx", "canonical_warp_idx_sync", "cutlass.canonical_warp_idx_sync", "cutlass.canonical_warp_idx", "__warp_id"}
+WARPGROUP_FNS = {"canonical_warp_group_idx", "cutlass.canonical_warp_group_idx", "warpgroup_id", "warpgroup.groupid"}
+
+
+def library_call(interp, e: Call, loc: Loc, base: E | None = None) -> E:
+    from . import launches
+
+    fn = _canonical(e.fn)
+    if fn in launches.LAUNCHERS:
+        return launches.record(interp, e, loc)
+    if base is not None:
+        args = (base,) + tuple(interp.ev(a, loc) for a in e.args[1:])
+    else:
+        args = tuple(interp.ev(a, loc) for a in e.args)
+    lambdas = [a for a in args if isinstance(a, Lambda)]
+    if lambdas:  # code handed to a library (AT_DISPATCH_*, a launcher wrapper) runs: interpret it
+        tb = {"scalar_t": TypeRef("|".join(dispatch_types(fn, args)))} if fn.startswith("AT_DISPATCH") else {}
+        for lam in lambdas:
+            interp.inline_lambda(lam, [], loc, tb)
+    kw = tuple((k, interp.ev(v, loc)) for k, v in e.kw)
+    targs = tuple(interp.resolve_typeref(t) if isinstance(t, TypeRef) else interp.ev(t, loc) for t in e.targs)
+    s = short(fn)
+    if fn in MAX_FNS or s in ("fmaxf", "fmax", "__hmax"):
+        return binop("max", args) if len(args) >= 2 else Op("max", args)
+    if fn in MIN_FNS or s in ("fminf", "fmin", "__hmin"):
+        return binop("min", args) if len(args) >= 2 else Op("min", args)
+    if fn in ("tl.where", "where") and len(args) == 3:
+        return binop("?:", args)
+    if fn in ("tl.cdiv", "triton.cdiv", "cdiv", "div_up", "ceil_div") and len(args) == 2:
+        return binop("cdiv", args)
+    if fn == "float" and args and isinstance(args[0], Str):
+        try:
+            return Num(float(args[0].v))
+        except ValueError:
+            return args[0]
+    if fn in ("int", "float", "tl.multiple_of", "tl.max_contiguous", "tl.max_constancy", "__builtin_assume_aligned", "tl.constexpr", "triton.language.constexpr") and args:
+        return args[0]
+    if fn == "abs" and args:
+        return Op("abs", args[:1])
+    if fn == "tl.cast" and len(args) >= 2:
+        return cast(interp, _dtype_text(args[1]), args[0])
+    if fn in ("tl.program_id", "triton.language.program_id"):
+        axis = _axis(args, kw)
+        return Sym(f"pid.{axis}")
+    if fn in ("tl.num_programs",):
+        return Sym(f"nprog.{_axis(args, kw)}")
+    if fn == "tl.arange":
+        return Sym(f"arange#{loc.line}.{len(interp.f.calls)}", frozenset({"arange"}))
+    if fn in LANE_FNS:
+        return Sym("lane")
+    if fn in WARP_FNS:
+        return Sym("warp")
+    if fn in WARPGROUP_FNS:
+        return Op("//", (Sym("warp"), Num(4)))
+    call = Call(fn, args, kw, targs)
+    interp.f.calls.append(CallFact(call, loc, tuple(interp.loops), tuple(interp.guards)))
+    if s in DIV_FNS and len(args) == 2:
+        return binop("/", args)  # __fdividef(a, b) is a / b (the call stays on record for fast_math)
+    result = _memory_semantics(interp, call, loc)
+    if result is not None:
+        return result
+    if fn == "cudaDeviceGetAttribute" and len(args) >= 2 and isinstance(e.args[0], Op) and e.args[0].op == "addr":
+        cell = interp.lvalue_cell(e.args[0].args[0], loc)
+        if cell is not None:
+            interp.set_value(cell, Sym("sm_count") if args[1] == Sym("lib:sm_count_attr") else Sym("device_attr"))
+    if fn in ("cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveClusters", "cuOccupancyMaxActiveBlocksPerMultiprocessor") and e.args and isinstance(e.args[0], Op) and e.args[0].op == "addr":
+        cell = interp.lvalue_cell(e.args[0].args[0], loc)
+        if cell is not None:
+            interp.set_value(cell, Sym("occupancy"))
+    if fn in ("cudaGetDeviceProperties",) and e.args and isinstance(e.args[0], Op) and e.args[0].op == "addr":
+        cell = interp.lvalue_cell(e.args[0].args[0], loc)
+        if cell is not None:
+            interp.set_value(cell, Call("cudaDeviceProp"))
+    if s in ("thread_rank",) and base is not None:
+        return Sym("lane") if _is_warp_tile(base) else Sym("tid.x")
+    if s in ("meta_group_rank",):
+        return Sym("warp")
+    if s in ("num_threads", "size") and base is not None and _is_warp_tile(base):
+        return Num(32)
+    if fn in ("tl.full", "tl.zeros", "tl.zeros_like", "tl.full_like") or s == "to" and base is not None:
+        if s == "to" and base is not None and len(args) >= 2:
+            return Cast(_dtype_text(args[1]), base)
+    return call
+
+
+DISPATCH_BASE = {
+    "FLOATING_TYPES": ("float", "double"), "FLOATING_TYPES_AND_HALF": ("float", "double", "c10::Half"),
+    "REDUCED_FLOATING_TYPES": ("c10::Half", "c10::BFloat16"), "ALL_TYPES": ("uint8_t", "int8_t", "int16_t", "int", "int64_t", "float", "double"),
+    "INTEGRAL_TYPES": ("uint8_t", "int8_t", "int16_t", "int", "int64_t"),
+}
+SCALAR_TYPES = {"kHalf": "c10::Half", "Half": "c10::Half", "kBFloat16": "c10::BFloat16", "BFloat16": "c10::BFloat16",
+                "kFloat": "float", "kDouble": "double", "kFloat8_e4m3fn": "c10::Float8_e4m3fn", "kBool": "bool"}
+
+
+def dispatch_types(fn: str, args: tuple[E, ...]) -> list[str]:
+    """The types ``scalar_t`` takes inside an ``AT_DISPATCH_*`` macro: the macro's base set plus
+    the ScalarTypes named in its ``_AND<n>`` arguments (a fact of ATen's dispatch macros)."""
+    stem = fn.split("AT_DISPATCH_", 1)[-1]
+    stem = stem.rsplit("_AND", 1)[0] if stem.rsplit("_AND", 1)[-1].isdigit() else stem
+    out = list(DISPATCH_BASE.get(stem, ("float",)))
+    for a in args:
+        if isinstance(a, Sym) and a.key.startswith("lib:"):
+            t = SCALAR_TYPES.get(a.key[4:].split(".")[-1])
+            if t and t not in out:
+                out.append(t)
+    return out
+
+
+def _is_warp_tile(e: E) -> bool:
+    return isinstance(e, Call) and short(e.fn) in ("tiled_partition",) and any(num(t) == 32 for t in e.targs + e.args[1:])
+
+
+def _dtype_text(e: E) -> str:
+    if isinstance(e, Sym) and e.key.startswith("lib:"):
+        return e.key[4:]
+    if isinstance(e, Attr):
+        return e.name
+    return repr(e)[:40]
+
+
+def _axis(args, kw) -> int:
+    v = args[0] if args else dict(kw).get("axis", Num(0))
+    n = num(v)
+    return int(n) if isinstance(n, int) else 0
+
+
+def _canonical(fn: str) -> str:
+    fn = fn.replace("::", ".")
+    for prefix in ("nvcuda.", "cooperative_groups.", "cute.", "cutlass.arch.", "std."):
+        if fn.startswith(prefix) and prefix in ("nvcuda.",):
+            return fn[len(prefix):]
+    if fn.startswith("cooperative_groups."):
+        return "cg." + fn[len("cooperative_groups."):]
+    return fn
+
+
+def _memory_semantics(interp, call: Call, loc: Loc) -> E | None:
+    """Record the accesses a memory intrinsic makes; return its value where it has one."""
+    fn, s, args = call.fn, short(call.fn), call.args
+    if (fn in LOAD_INTRINSICS or s in LOAD_INTRINSICS) and args:
+        ptr = interp.as_ptr(args[0])
+        return interp.load(ptr, loc, "api") if ptr is not None else None
+    if (fn in STORE_INTRINSICS or s in STORE_INTRINSICS) and len(args) >= 2:
+        ptr = interp.as_ptr(args[0])
+        if ptr is not None:
+            interp.record_access(ptr, "store", loc, value=args[1], via="api")
+        return Num(0)
+    if ATOMICS.match(s) and args and not fn.startswith("tl."):
+        ptr = interp.as_ptr(args[0])
+        if ptr is not None:
+            interp.record_access(ptr, "atomic", loc, value=args[1] if len(args) > 1 else None, via="api")
+        return Sym(f"atomic#{len(interp.f.accesses)}", atoms(args[1]) if len(args) > 1 else frozenset())
+    if s in ("memcpy_async", "__pipeline_memcpy_async", "cp_async") and len(args) >= 2:
+        dst_i = 1 if fn.startswith("cg.") and len(args) >= 3 else 0
+        dst, src = interp.as_ptr(args[dst_i]), interp.as_ptr(args[dst_i + 1])
+        if src is not None:
+            interp.record_access(src, "load", loc, via="async")
+        if dst is not None:
+            interp.record_access(dst, "store", loc, via="async")
+        return Num(0)
+    if s in ("load_matrix_sync",) and len(args) >= 2:
+        ptr = interp.as_ptr(args[1])
+        if ptr is not None:
+            interp.record_access(ptr, "load", loc, via="api")
+        return None
+    if s in ("store_matrix_sync",) and len(args) >= 1:
+        ptr = interp.as_ptr(args[0])
+        if ptr is not None:
+            interp.record_access(ptr, "store", loc, value=args[1] if len(args) > 1 else None, via="api")
+        return None
+    if interp.lang == "triton" and (fn.startswith("tl.") or fn.startswith(".")):
+        from .triton_memory import triton_memory
+
+        return triton_memory(interp, call, loc)
+    return None
+
+
+def asm_accesses(interp, s, inputs: list[E]) -> None:
+    """Loads/stores an inline-PTX statement makes through its operands: ``cp.async`` reads global
+    and writes shared, ``ld.global``/``st.shared`` and friends read or write their address."""
+    text = s.text
+    ops = list(s.outputs) + list(inputs)
+    if "cp.async" in text and "bulk" not in text:
+        m = re.search(r"\[\s*%(\d+)\s*\]\s*,\s*\[\s*%(\d+)\s*\]", text)
+        if m:
+            dst = _operand_ptr(interp, inputs, int(m.group(1)) - len(s.outputs))
+            src = _operand_ptr(interp, inputs, int(m.group(2)) - len(s.outputs))
+            if src is not None:
+                interp.record_access(src, "load", s.loc, via="async")
+            if dst is not None:
+                interp.record_access(dst, "store", s.loc, via="async")
+        return
+    for m in re.finditer(r"\b(ld|st)\.(?:global|shared)(?:\.\w+)*\s+([^;]*);", text):
+        addr = re.search(r"\[\s*%(\d+)", m.group(2))
+        if not addr:
+            continue
+        i = int(addr.group(1)) - len(s.outputs)
+        ptr = _operand_ptr(interp, inputs, i)
+        if ptr is not None:
+            width = re.search(r"\.v(\d)\.(?:[bfsu])(\d+)", m.group(0))
+            elem = f"asm{int(width.group(1)) * int(width.group(2)) // 8}" if width else None
+            interp.record_access(ptr, "load" if m.group(1) == "ld" else "store", s.loc, via="asm", elem=elem)
+    del ops
+
+
+def _operand_ptr(interp, inputs: list[E], i: int) -> Ptr | None:
+    if not 0 <= i < len(inputs):
+        return None
+    v = inputs[i]
+    for n in walk(v):
+        if isinstance(n, Ptr):
+            return n
+    return None
+
+
+def struct_of(interp, value: E, expr: E) -> str:
+    """The user struct a method is called on (``op.apply(a, b)`` on a functor local)."""
+    if isinstance(value, TypeRef) and value.name.startswith("struct:"):
+        return value.name[7:]
+    if isinstance(expr, Name):
+        cell = interp.lookup(expr.id)
+        if cell is not None and cell.type:
+            b = base_type(interp.resolve_type(cell.type)).split("<")[0]
+            if interp.p.is_struct(b):
+                return b
+    return ""
+
+
+def return_value(returns: list[E], fn) -> E:
+    """A helper's value: its single return, or, with early exits (``if (n == 0) return a;``), the
+    return that computes the most (the early exits pass a constant or an input through)."""
+    if not returns:
+        return Num(0)
+    if len(returns) == 1 or all(r == returns[0] for r in returns):
+        return returns[0]
+    from .expr import size
+
+    computed = [r for r in returns if not isinstance(r, Num)]
+    if computed:
+        return max(computed, key=lambda r: size(r, 1000))
+    return Sym(f"ret#{id(fn) & 0xffff}", frozenset().union(*(atoms(r) for r in returns)))
+
+
+def py_index(interp, base: E, idx: list[E], loc: Loc) -> E:
+    """Python subscripts on values: broadcasting ``x[:, None]`` keeps ``x``; ``t[i]`` of a tuple."""
+    if isinstance(base, Tup) and len(idx) == 1 and isinstance(num(idx[0]), int):
+        i = num(idx[0])
+        return base.items[i] if -len(base.items) <= i < len(base.items) else Sym("index")
+    if all(isinstance(i, (Num,)) and i.v is None or (isinstance(i, Sym) and i.key in ("slice", "none")) for i in idx):
+        return base
+    if isinstance(base, (Sym, Op, Call, Load, Attr)) and all(isinstance(i, Sym) and i.key in ("slice", "none") for i in idx):
+        return base
+    return Op("[]", (base,) + tuple(idx))
+
+
+__all__ = ["binop", "truth", "library_call", "library_name", "attribute", "cast", "Fraction"]

@@ -1,0 +1,267 @@
+"""The expression IR both front ends lower to, and the values the interpreter computes.
+
+Lowered code (``Name``, ``Index``, ``Attr``...) mentions identifiers; the interpreter
+(:mod:`.interp`) replaces every identifier by what it *is*: an atom of the launch geometry
+(``Sym("tid.x")``), a kernel parameter by position (``Sym("param#2")``), a loop iteration
+(``Sym("iter#4")``), a memory object (``Ptr``), a value read from memory (``Load``) or the
+defining expression of a local. Detectors only ever see resolved values, so a variable called
+``mean`` and one called ``q`` are the same thing when they hold the same value.
+
+Nodes are frozen and hashable: structural equality is how detectors recognise that the ``mean``
+in ``mean + (x - mean) / n`` is the same value twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+
+class E:
+    """Base of every expression node."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Num(E):
+    v: int | float | bool
+
+
+@dataclass(frozen=True, slots=True)
+class Str(E):
+    v: str
+
+
+@dataclass(frozen=True, slots=True)
+class Name(E):
+    """An identifier as written (lowered code only; never in resolved values)."""
+
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Sym(E):
+    """An opaque value: a launch-geometry atom, a parameter, a loop iteration, a variable whose
+    value depends on control flow. ``deps`` lists the atoms it is derived from (for taint
+    questions such as "does this depend on blockIdx?")."""
+
+    key: str
+    deps: frozenset[str] = frozenset()
+
+    def atoms(self) -> frozenset[str]:
+        return self.deps | {self.key}
+
+
+@dataclass(frozen=True, slots=True)
+class Op(E):
+    """Operators: + - * / // % << >> & | ^ < <= > >= == != and or not neg ~ ?: min max pow."""
+
+    op: str
+    args: tuple[E, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Call(E):
+    """A call. ``fn`` is canonical for library functions (``__shfl_xor_sync``, ``tl.dot``,
+    ``wmma.mma_sync``); user functions are inlined by the interpreter and never stay a Call."""
+
+    fn: str
+    args: tuple[E, ...] = ()
+    kw: tuple[tuple[str, E], ...] = ()
+    targs: tuple[E, ...] = ()
+
+    def kwarg(self, key: str) -> E | None:
+        return next((v for k, v in self.kw if k == key), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Index(E):
+    base: E
+    idx: tuple[E, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Attr(E):
+    base: E
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cast(E):
+    type: str
+    arg: E
+
+
+@dataclass(frozen=True, slots=True)
+class Tup(E):
+    items: tuple[E, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TypeRef(E):
+    """A type used as a value (``Op()`` functor construction, ``sizeof(float4)``)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Lambda(E):
+    """A C++ or Python lambda (lowered body; ``node`` keys the interpreter's closure)."""
+
+    params: tuple[str, ...]
+    body: object = field(compare=False, hash=False)
+    key: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Ptr(E):
+    """A pointer into memory object ``obj`` at ``off`` elements of ``elem`` (resolved values only).
+    ``shape`` holds the extents still to index for a multi-dimensional array (``As[BM][BK]``
+    indexed once is a row pointer with shape ``(BK,)``)."""
+
+    obj: int
+    elem: str
+    off: E
+    shape: tuple[E, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Load(E):
+    """A value read from memory (resolved values only): which object, space and access id."""
+
+    obj: int
+    space: str
+    access: int
+
+
+ZERO = Num(0)
+ONE = Num(1)
+
+
+def children(e: E) -> tuple[E, ...]:
+    if isinstance(e, Op):
+        return e.args
+    if isinstance(e, Call):
+        return e.args + tuple(v for _, v in e.kw)
+    if isinstance(e, Index):
+        return (e.base,) + e.idx
+    if isinstance(e, (Attr,)):
+        return (e.base,)
+    if isinstance(e, Cast):
+        return (e.arg,)
+    if isinstance(e, Tup):
+        return e.items
+    if isinstance(e, Ptr):
+        return (e.off,)
+    return ()
+
+
+def walk(e: E) -> Iterator[E]:
+    """Pre-order walk of an expression tree."""
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(children(n)))
+
+
+def size(e: E, cap: int = 10_000) -> int:
+    n = 0
+    for _ in walk(e):
+        n += 1
+        if n >= cap:
+            break
+    return n
+
+
+def any_node(e: E, pred: Callable[[E], bool]) -> bool:
+    return any(pred(n) for n in walk(e))
+
+
+def calls_in(e: E, *names: str) -> list[Call]:
+    """Library calls inside ``e`` whose canonical name (or last segment) is one of ``names``."""
+    wanted = set(names)
+    return [n for n in walk(e) if isinstance(n, Call) and (n.fn in wanted or short(n.fn) in wanted)]
+
+
+def short(fn: str) -> str:
+    return fn.rsplit(".", 1)[-1]
+
+
+def atoms(e: E) -> frozenset[str]:
+    """Every atom key ``e`` depends on (Sym keys and their deps, loads as ``load:<space>``)."""
+    out: set[str] = set()
+    for n in walk(e):
+        if isinstance(n, Sym):
+            out.add(n.key)
+            out |= n.deps
+        elif isinstance(n, Load):
+            out.add("load:" + n.space)
+            out.add(f"obj#{n.obj}")
+    return frozenset(out)
+
+
+def depends_on(e: E, prefix: str) -> bool:
+    """Whether an atom whose key starts with ``prefix`` (``tid``, ``bid``, ``iter#3``) feeds ``e``."""
+    return any(a.startswith(prefix) for a in atoms(e))
+
+
+def loads_in(e: E) -> list[Load]:
+    return [n for n in walk(e) if isinstance(n, Load)]
+
+
+def flatten(op: str, e: E) -> list[E]:
+    """Operands of a chain of the same associative operator: a + (b + c) -> [a, b, c]."""
+    if isinstance(e, Op) and e.op == op:
+        out: list[E] = []
+        for a in e.args:
+            out += flatten(op, a)
+        return out
+    return [e]
+
+
+def num(e: E | None) -> int | float | None:
+    return e.v if isinstance(e, Num) and not isinstance(e.v, bool) else None
+
+
+def show(e: E, depth: int = 0) -> str:
+    """A short human-readable form (evidence details, test failure messages)."""
+    if depth > 6:
+        return "…"
+    d = depth + 1
+    if isinstance(e, Num):
+        return repr(e.v)
+    if isinstance(e, Str):
+        return repr(e.v)
+    if isinstance(e, (Name,)):
+        return e.id
+    if isinstance(e, Sym):
+        return e.key
+    if isinstance(e, Op):
+        if len(e.args) == 1:
+            return f"{e.op}({show(e.args[0], d)})"
+        if e.op == "?:":
+            return f"({show(e.args[0], d)} ? {show(e.args[1], d)} : {show(e.args[2], d)})"
+        if e.op in ("min", "max", "pow"):
+            return f"{e.op}({', '.join(show(a, d) for a in e.args)})"
+        return "(" + f" {e.op} ".join(show(a, d) for a in e.args) + ")"
+    if isinstance(e, Call):
+        return f"{e.fn}({', '.join(show(a, d) for a in e.args[:4])}{', …' if len(e.args) > 4 else ''})"
+    if isinstance(e, Index):
+        return f"{show(e.base, d)}[{', '.join(show(i, d) for i in e.idx)}]"
+    if isinstance(e, Attr):
+        return f"{show(e.base, d)}.{e.name}"
+    if isinstance(e, Cast):
+        return f"({e.type}){show(e.arg, d)}"
+    if isinstance(e, Tup):
+        return "(" + ", ".join(show(i, d) for i in e.items) + ")"
+    if isinstance(e, Ptr):
+        return f"&obj{e.obj}[{show(e.off, d)}]"
+    if isinstance(e, Load):
+        return f"ld.{e.space}#{e.access}"
+    if isinstance(e, TypeRef):
+        return e.name
+    if isinstance(e, Lambda):
+        return "lambda"
+    return type(e).__name__

@@ -1,0 +1,799 @@
+"""An abstract interpreter over the lowered IR: resolves what every name holds and records facts.
+
+It runs a kernel body once, in program order, with each local bound to its current value:
+straight-line code is exact, a branch whose condition folds to a constant takes one side, the
+two sides of an unknown branch are merged (a value both agree on stays, others become an opaque
+``phi``), and a loop is entered once with its loop-carried locals bound to opaque symbols (so
+``m = max(m, x)`` reads as an update of ``carried#c`` by itself) and its induction variable
+bound to ``start + step * iter`` (so ``x[i]`` with ``i = threadIdx.x + k * blockDim.x`` has a
+unit thread stride). Calls of user functions, functors and lambdas are inlined with their
+parameters bound to the caller's values (a helper that receives ``threadIdx.x`` or a shared
+array as an argument is analysed with exactly that), and reference parameters alias the
+caller's locals. Work is bounded (statements, inlining depth, expression size) so that the
+analysis stays linear in the size of the code.
+
+Language specifics (what a library call does to memory, which names are geometry atoms) live
+in :mod:`.builtins`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from . import builtins
+from .expr import (ONE, ZERO, Attr, Call, Cast, E, Index, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef,
+                   atoms, num, size, walk)
+from .ir import Asm, Assign, Decl, ExprStmt, Func, If, Loc, Loop, Pragma, Return, Stmt
+from .kernel import Access, AsmFact, Assignment, CallFact, KernelFacts, LoopFact, Obj
+from .types import base_type, size_of
+
+MAX_STATEMENTS = 40_000  # per kernel unit, inlined code included
+MAX_DEPTH = 8  # inlining depth
+MAX_EXPR = 400  # nodes; larger values become opaque symbols (with their atoms kept as deps)
+
+
+class Program(Protocol):
+    """What the interpreter needs to know about the code around a kernel (one submission)."""
+
+    language: str
+
+    def function(self, name: str, nargs: int) -> Func | None: ...
+
+    def method(self, owner: str, name: str) -> Func | None: ...
+
+    def constant(self, name: str) -> E | None: ...
+
+    def is_struct(self, name: str) -> bool: ...
+
+    def type_alias(self, name: str) -> str | None: ...
+
+
+class Cell:
+    """Storage of one local (or one field of a struct local)."""
+
+    __slots__ = ("id", "value", "fields", "type")
+
+    def __init__(self, cid: int, value: E, type_: str = ""):
+        self.id = cid
+        self.value = value
+        self.fields: dict[str, Cell] = {}
+        self.type = type_
+
+
+@dataclass
+class Frame:
+    func: Func | None
+    scopes: list[dict[str, Cell]]
+    tbind: dict[str, E] = field(default_factory=dict)
+    returns: list[E] = field(default_factory=list)
+
+
+class Interp:
+    def __init__(self, program: Program, facts: KernelFacts):
+        self.p = program
+        self.f = facts
+        self.lang = program.language
+        self.frames: list[Frame] = []
+        self.loops: list[int] = []
+        self.guards: list[E] = []
+        self.cells = 0
+        self.steps = 0
+        self.active: list[str] = []  # functions being inlined (recursion guard)
+        self.const_cache: dict[str, E] = {}
+        self.const_active: set[str] = set()
+        self.param_objs: dict[str, int] = {}  # opaque pointer base -> implicit global object
+        self.globals: dict[str, Cell] = {}
+        self.trail: list[tuple[Cell, E]] = []  # (cell, value before) of every write, for branch merging
+        self.host_launches: list = []  # (kernel name, LaunchFact) met while interpreting host code
+        self.lib_names: set[str] = set()  # library names resolved (host context: attributes, swizzle modes)
+
+    def set_value(self, cell: Cell, value: E) -> None:
+        self.trail.append((cell, cell.value))
+        cell.value = value
+
+    # --- entry -----------------------------------------------------------------------------
+    def run_kernel(self, fn: Func, param_values: list[E], tbind: dict[str, E]) -> None:
+        frame = Frame(fn, [dict(self.globals)], dict(tbind))
+        for p, v in zip(fn.params, param_values):
+            frame.scopes[0][p.name] = self.new_cell(v, p.type)
+        self.frames.append(frame)
+        self.active.append(fn.name)
+        try:
+            self.block(fn.body)
+        finally:
+            self.active.pop()
+            self.frames.pop()
+
+    # --- cells and objects -------------------------------------------------------------------
+    def new_cell(self, value: E, type_: str = "") -> Cell:
+        self.cells += 1
+        c = Cell(self.cells, value, type_)
+        if type_:
+            self.f.cell_types[c.id] = type_
+        return c
+
+    def new_obj(self, space: str, elem: str, dims: tuple[E | None, ...], loc: Loc, origin: str) -> int:
+        oid = len(self.f.objects)
+        resolved = tuple(num(d) if d is not None and isinstance(num(d), int) else None for d in dims)
+        self.f.objects[oid] = Obj(oid, space, elem, resolved, loc, origin, dims)
+        return oid
+
+    def pointer_param(self, index: int, type_: str, space: str = "global") -> Ptr:
+        oid = self.new_obj(space, base_type(type_), (), self.f.loc, f"param#{index}")
+        return Ptr(oid, base_type(type_), ZERO)
+
+    def implicit_object(self, base: E) -> Ptr:
+        """A pointer whose origin is not visible (a struct field of a parameter, a pointer loaded
+        from memory): one implicit global object per distinct base value."""
+        key = repr(base)[:200]
+        oid = self.param_objs.get(key)
+        if oid is None:
+            oid = self.new_obj("global", "", (), self.f.loc, "implicit")
+            self.param_objs[key] = oid
+        return Ptr(oid, "", ZERO)
+
+    # --- scopes ----------------------------------------------------------------------------
+    @property
+    def frame(self) -> Frame:
+        return self.frames[-1]
+
+    def lookup(self, name: str) -> Cell | None:
+        for scope in reversed(self.frame.scopes):
+            c = scope.get(name)
+            if c is not None:
+                return c
+        return self.globals.get(name)
+
+    def bind(self, name: str, cell: Cell) -> None:
+        self.frame.scopes[-1][name] = cell
+
+    # --- statements ------------------------------------------------------------------------
+    def block(self, stmts: list[Stmt]) -> None:
+        self.frame.scopes.append({})
+        try:
+            for s in stmts:
+                if self.steps > MAX_STATEMENTS:
+                    return
+                self.stmt(s)
+        finally:
+            self.frame.scopes.pop()
+
+    def stmt(self, s: Stmt) -> None:
+        self.steps += 1
+        self.f.lines.add((s.loc.file, s.loc.line))
+        if isinstance(s, Decl):
+            self.decl(s)
+        elif isinstance(s, Assign):
+            self.assign(s)
+        elif isinstance(s, ExprStmt):
+            self.ev(s.expr, s.loc)
+        elif isinstance(s, If):
+            self.branch(s)
+        elif isinstance(s, Loop):
+            self.loop(s)
+        elif isinstance(s, Return):
+            value = self.cap(self.ev(s.value, s.loc)) if s.value is not None else ZERO
+            self.frame.returns.append(value)
+            if s.value is not None and len(self.frames) > 1:  # a helper's result is a computed value too
+                self.f.assigns.append(Assignment(s.loc, None, None, "return", value, None, value, tuple(self.loops), tuple(self.guards)))
+        elif isinstance(s, Asm):
+            self.asm(s)
+        elif isinstance(s, Pragma):
+            pass
+
+    def decl(self, d: Decl) -> None:
+        t = self.resolve_type(d.type)
+        self.note_type(t)
+        if d.ref and d.init is not None:
+            target = self.lvalue_cell(d.init, d.loc)
+            if target is not None:
+                self.bind(d.name, target)
+                return
+        if "__shared__" in d.quals or (d.dims and "__constant__" not in d.quals):
+            space = "shared" if "__shared__" in d.quals else "local"
+            dims = tuple(self.ev(x, d.loc) if x is not None else None for x in d.dims)
+            origin = "extern_shared" if "extern" in d.quals or (dims and dims[0] is None) else space
+            oid = self.new_obj(space, base_type(t), dims, d.loc, origin)
+            shape = tuple(x if x is not None else Sym("?") for x in dims)
+            cell = self.new_cell(Ptr(oid, base_type(t), ZERO, shape), t)
+            self.bind(d.name, cell)
+            if d.init is not None and space == "local":
+                self.f.assigns.append(Assignment(d.loc, cell.id, None, "=", self.ev(d.init, d.loc), None, cell.value, tuple(self.loops), tuple(self.guards), t))
+            return
+        if "__constant__" in d.quals:
+            oid = self.new_obj("constant", base_type(t), (), d.loc, "constant")
+            self.bind(d.name, self.new_cell(Ptr(oid, base_type(t), ZERO), t))
+            return
+        value = self.ev(d.init, d.loc) if d.init is not None else Sym(f"undef#{self.cells + 1}")
+        if isinstance(value, Call) and value.fn.startswith("ctor:") and not value.args:
+            value = Sym(f"undef#{self.cells + 1}")
+        value = self.cap(value)
+        cell = self.new_cell(value, t)
+        self.bind(d.name, cell)
+        if d.init is not None:
+            self.f.assigns.append(Assignment(d.loc, cell.id, None, "=", value, None, value, tuple(self.loops), tuple(self.guards), t))
+
+    def assign(self, s: Assign) -> None:
+        if isinstance(s.target, Tup):  # Python unpacking: a, b = x, y
+            value = self.ev(s.value, s.loc)
+            items = value.items if isinstance(value, Tup) and len(value.items) == len(s.target.items) else None
+            for i, t in enumerate(s.target.items):
+                v = items[i] if items is not None else Sym(f"unpack#{self.cells + 1}", atoms(value))
+                self.assign(Assign(s.loc, t, "=", _Const(v)))
+            return
+        rhs = self.ev(s.value, s.loc)
+        if self.lang != "cuda" and isinstance(s.target, Index):
+            item = self.item_cell(s.target, s.loc)
+            if item is not None:  # d[k] = v on a Python container (a cache dict, a list of values)
+                self.set_value(item, rhs)
+                return
+        cell = self.lvalue_cell(s.target, s.loc, create=True)
+        if cell is not None:
+            old = cell.value
+            new = rhs if s.op == "=" else self.cap(builtins.binop(s.op[:-1], (cell.value, rhs)))
+            self.set_value(cell, self.cap(new))
+            self.f.assigns.append(Assignment(s.loc, cell.id, None, s.op, rhs, old, cell.value, tuple(self.loops), tuple(self.guards), cell.type))
+            return
+        ptr = self.address(s.target, s.loc)
+        if ptr is None:
+            return
+        kind = "store" if s.op == "=" else "rmw"
+        old = None
+        if kind == "rmw":
+            old = Load(ptr.obj, self.f.objects[ptr.obj].space, len(self.f.accesses))
+        else:  # c[i] = fmaf(a, b, c[i]): the value reads the element it overwrites
+            same = [n for n in walk(rhs) if isinstance(n, Load) and n.obj == ptr.obj and n.access < len(self.f.accesses)
+                    and self.f.accesses[n.access].off == ptr.off]
+            old = same[0] if same else None
+        value = rhs if s.op == "=" else builtins.binop(s.op[:-1], (old, rhs))
+        acc = self.record_access(ptr, kind, s.loc, value=self.cap(value))
+        self.f.assigns.append(Assignment(s.loc, None, acc.id, s.op, rhs, old, acc.value, tuple(self.loops), tuple(self.guards)))
+
+    def branch(self, s: If) -> None:
+        c = self.ev(s.cond, s.loc)
+        truth = builtins.truth(c)
+        if truth is True:
+            self.block(s.then)
+            return
+        if truth is False:
+            self.block(s.orelse)
+            return
+        mark = len(self.trail)
+        self.guards.append(c)
+        self.block(s.then)
+        self.guards.pop()
+        then_writes = self.trail[mark:]
+        then_vals = {cell.id: cell.value for cell, _ in then_writes}
+        original: dict[int, tuple[Cell, E]] = {}
+        for cell, old in reversed(then_writes):
+            original[cell.id] = (cell, old)
+            cell.value = old
+        del self.trail[mark:]
+        self.guards.append(Op("not", (c,)))
+        self.block(s.orelse)
+        self.guards.pop()
+        for cell, old in reversed(self.trail[mark:]):
+            original[cell.id] = (cell, old)
+        for cid, (cell, before) in original.items():
+            va = then_vals.get(cid, before)
+            vb = cell.value
+            if va == vb:
+                continue
+            if self.lang == "triton" and _is_undef(before):
+                merged = va if vb == before else vb  # Python: defined in one branch only
+            else:
+                merged = Sym(f"phi#{cid}@{s.loc.line}", atoms(va) | atoms(vb))
+            self.set_value(cell, merged)
+
+    def loop(self, s: Loop) -> None:
+        lid = len(self.f.loops)
+        parent = self.loops[-1] if self.loops else None
+        fact = LoopFact(lid, s.kind, s.loc, parent, pragmas=tuple(s.pragmas))
+        self.f.loops[lid] = fact
+        self.frame.scopes.append({})
+        try:
+            for st in s.init:
+                self.stmt(st)
+            carried = self.carried_cells(s)
+            induction = self.induction(s, fact)
+            for cell in carried:
+                if induction is not None and cell is induction[0]:
+                    continue
+                self.set_value(cell, builtins.carried_value(cell.value, cell.id, lid))
+            fact.carried = tuple(c.id for c in carried)
+            if induction is not None:
+                cell, start, step = induction
+                fact.var_cell = cell.id
+                fact.init = start
+                if step is not None:
+                    fact.step = step
+                    self.set_value(cell, self.cap(builtins.binop("+", (start, builtins.binop("*", (step, Sym(f"iter#{lid}")))))))
+                else:
+                    self.set_value(cell, Sym(f"ivar#{lid}", atoms(start) | {f"iter#{lid}"}))
+            if s.cond is not None:
+                cond = self.ev(s.cond, s.loc)
+                fact.bound = builtins.loop_bound(cond, f"iter#{lid}", fact)
+            if fact.init is not None and fact.step is not None and fact.bound is not None:
+                fact.trips = builtins.trip_count(fact)
+            self.loops.append(lid)
+            try:
+                self.block(s.body)
+                for st in s.update:
+                    if not (induction is not None and isinstance(st, Assign) and self.lvalue_cell(st.target, st.loc) is induction[0]):
+                        self.stmt(st)
+            finally:
+                self.loops.pop()
+        finally:
+            self.frame.scopes.pop()
+
+    def carried_cells(self, s: Loop) -> list[Cell]:
+        """Locals defined before the loop and assigned in it (directly, or through a reference
+        parameter of a helper it calls)."""
+        names: list[str] = []
+        for st in _walk_stmts(s.body + s.update):
+            if isinstance(st, Assign):
+                t = st.target
+                while isinstance(t, Attr):
+                    t = t.base
+                if isinstance(t, Name):
+                    names.append(t.id)
+                elif isinstance(t, Tup):
+                    names += [x.id for x in t.items if isinstance(x, Name)]
+            for e in _stmt_exprs(st):
+                for n in walk(e):
+                    if isinstance(n, Call) and not n.fn.startswith((".", "()")):
+                        fn = self.p.function(n.fn, len(n.args))
+                        if fn is not None:
+                            names += [a.id for a, p in zip(n.args, fn.params) if p.ref and isinstance(a, Name)]
+        out, seen = [], set()
+        for n in names:
+            c = self.lookup(n)
+            if c is not None and c.id not in seen:
+                seen.add(c.id)
+                out.append(c)
+        return out
+
+    def induction(self, s: Loop, fact: LoopFact):
+        """(cell, start, additive step or None) of the loop's induction variable."""
+        if s.kind == "range" or s.iterable is not None:
+            return builtins.range_induction(self, s, fact)
+        if not s.update:
+            return self.while_induction(s, fact)
+        st = s.update[0]
+        if not isinstance(st, Assign):
+            return None
+        cell = self.lvalue_cell(st.target, st.loc)
+        if cell is None:
+            return None
+        start = cell.value
+        step, kind = builtins.step_of(self, st, cell)
+        fact.update = kind
+        return cell, start, step
+
+    def while_induction(self, s: Loop, fact: LoopFact):
+        """A while/do loop counting with a local compared in the condition and updated in the body."""
+        if s.cond is None:
+            return None
+        names = {n.id for n in walk(s.cond) if isinstance(n, Name)}
+        for st in s.body:
+            if isinstance(st, Assign) and isinstance(st.target, Name) and st.target.id in names and st.op in ("+=", "-=", "=", "<<=", ">>=", "*="):
+                cell = self.lookup(st.target.id)
+                if cell is None:
+                    continue
+                step, kind = builtins.step_of(self, st, cell)
+                fact.update = kind
+                return cell, cell.value, step
+        return None
+
+    def asm(self, s: Asm) -> None:
+        ins = [self.ev(x, s.loc) for x in s.inputs]
+        self.f.asm.append(AsmFact(s.text, s.loc, tuple(self.loops), tuple(self.guards)))
+        builtins.asm_accesses(self, s, ins)
+        deps = frozenset().union(*(atoms(v) for v in ins)) if ins else frozenset()
+        for i, out in enumerate(s.outputs):
+            cell = self.lvalue_cell(out, s.loc)
+            value = Sym(f"asm#{len(self.f.asm)}.{i}", deps | {"asm"})
+            if cell is not None:
+                self.set_value(cell, value)
+                self.f.assigns.append(Assignment(s.loc, cell.id, None, "=", value, None, value, tuple(self.loops), tuple(self.guards), cell.type))
+            else:
+                ptr = self.address(out, s.loc)
+                if ptr is not None:
+                    self.record_access(ptr, "store", s.loc, value=value, via="asm")
+
+    # --- lvalues -------------------------------------------------------------------------
+    def lvalue_cell(self, e: E, loc: Loc, create: bool = False) -> Cell | None:
+        """The local an assignment target names (a field of a struct local included), or None
+        when the target is memory."""
+        if isinstance(e, _Const):
+            return None
+        if isinstance(e, Name):
+            c = self.lookup(e.id)
+            if c is None and create:
+                c = self.new_cell(Sym(f"undef#{self.cells + 1}"))
+                self.frame.scopes[0 if self.lang != "cuda" else -1][e.id] = c
+            if c is not None and isinstance(c.value, Ptr) and c.value.shape:
+                return None  # an array name is not assignable storage here
+            return c
+        if isinstance(e, Attr):
+            base = self.lvalue_cell(e.base, loc)
+            if base is not None and not isinstance(base.value, Ptr):
+                fc = base.fields.get(e.name)
+                if fc is None:
+                    fc = self.new_cell(Attr(base.value, e.name))
+                    base.fields[e.name] = fc
+                return fc
+        return None
+
+    def item_cell(self, e: Index, loc: Loc) -> Cell | None:
+        """The element cell of a Python container local (``cache[key]``): one cell per container,
+        so that a value stored under any key is what a later lookup returns."""
+        base = self.lvalue_cell(e.base, loc) if isinstance(e.base, Name) else None
+        if base is None and isinstance(e.base, Name):
+            const = self.constant(e.base.id, loc)
+            if const is None:
+                return None
+            base = self.globals.setdefault(e.base.id, self.new_cell(const))
+        if base is None or isinstance(base.value, Ptr) or "param#" in repr(base.value):
+            return None
+        cell = base.fields.get("[]")
+        if cell is None:
+            cell = base.fields["[]"] = self.new_cell(Sym(f"item#{base.id}"))
+        return cell
+
+    def address(self, e: E, loc: Loc) -> Ptr | None:
+        """The memory location an lvalue expression denotes."""
+        if isinstance(e, Index):
+            base = self.ev(e.base, loc)
+            return self.index_ptr(base, [self.ev(i, loc) for i in e.idx], loc, final=True)
+        if isinstance(e, Op) and e.op == "deref":
+            v = self.ev(e.args[0], loc)
+            return self.as_ptr(v)
+        if isinstance(e, Attr):
+            base = self.address(e.base, loc)
+            return base
+        if isinstance(e, Name):
+            v = self.ev(e, loc)
+            return v if isinstance(v, Ptr) else None
+        return None
+
+    def as_ptr(self, v: E) -> Ptr | None:
+        if isinstance(v, Ptr):
+            return v
+        if isinstance(v, Op) and v.op in ("+", "-") and len(v.args) == 2 and isinstance(v.args[0], Ptr):
+            p = v.args[0]
+            off = v.args[1] if v.op == "+" else Op("neg", (v.args[1],))
+            return Ptr(p.obj, p.elem, builtins.binop("+", (p.off, off)), p.shape)
+        if isinstance(v, (Sym, Attr, Load, Call)):
+            return self.implicit_object(v)
+        return None
+
+    def index_ptr(self, base: E, idx: list[E], loc: Loc, final: bool) -> Ptr | None:
+        ptr = self.as_ptr(base)
+        if ptr is None:
+            return None
+        for i, x in enumerate(idx):
+            if ptr.shape and len(ptr.shape) > 1:
+                stride = ptr.shape[1]
+                for extra in ptr.shape[2:]:
+                    stride = builtins.binop("*", (stride, extra))
+                ptr = Ptr(ptr.obj, ptr.elem, self.cap(builtins.binop("+", (ptr.off, builtins.binop("*", (x, stride))))), ptr.shape[1:])
+            else:
+                ptr = Ptr(ptr.obj, ptr.elem, self.cap(builtins.binop("+", (ptr.off, x))), ())
+        return ptr
+
+    def record_access(self, ptr: Ptr, kind: str, loc: Loc, value: E | None = None, via: str = "subscript", elem: str | None = None) -> Access:
+        obj = self.f.objects[ptr.obj]
+        elem = elem if elem is not None else (ptr.elem or obj.elem)
+        acc = Access(len(self.f.accesses), ptr.obj, obj.space, kind, ptr.off, elem, size_of(elem, self.int_of), loc,
+                     tuple(self.loops), tuple(self.guards), value, via)
+        self.f.accesses.append(acc)
+        return acc
+
+    def load(self, ptr: Ptr, loc: Loc, via: str = "subscript") -> Load:
+        acc = self.record_access(ptr, "load", loc, via=via)
+        return Load(ptr.obj, acc.space, acc.id)
+
+    # --- expressions -----------------------------------------------------------------------
+    def ev(self, e: E | None, loc: Loc) -> E:
+        if e is None:
+            return ZERO
+        if isinstance(e, (Num, Str, Sym, Ptr, Load, TypeRef)):
+            return e
+        if isinstance(e, _Const):
+            return e.value
+        if isinstance(e, Name):
+            return self.name(e.id, loc)
+        if isinstance(e, Op):
+            if e.op == "addr":
+                return self.addr_of(e.args[0], loc)
+            if e.op == "deref":
+                ptr = self.as_ptr(self.ev(e.args[0], loc))
+                return self.load(ptr, loc, "deref") if ptr is not None else Sym("deref")
+            args = tuple(self.ev(a, loc) for a in e.args)
+            return self.cap(builtins.binop(e.op, args))
+        if isinstance(e, Index):
+            base = self.ev(e.base, loc)
+            if isinstance(base, Tup) and len(e.idx) == 1 and isinstance(num(self.ev(e.idx[0], loc)), int):
+                i = num(self.ev(e.idx[0], loc))
+                return base.items[i] if -len(base.items) <= i < len(base.items) else Sym("index")
+            if not isinstance(base, Ptr) and self.lang != "cuda":
+                item = self.item_cell(e, loc)
+                if item is not None and not (isinstance(item.value, Sym) and item.value.key.startswith("item#")):
+                    return item.value
+                return builtins.py_index(self, base, [self.ev(i, loc) for i in e.idx], loc)
+            ptr = self.index_ptr(base, [self.ev(i, loc) for i in e.idx], loc, final=False)
+            if ptr is None:
+                return Sym("index", atoms(base))
+            if ptr.shape:
+                return ptr  # a row of a multi-dimensional array
+            return self.load(ptr, loc)
+        if isinstance(e, Attr):
+            return self.attr(e, loc)
+        if isinstance(e, Cast):
+            return builtins.cast(self, e.type, self.ev(e.arg, loc))
+        if isinstance(e, Call):
+            return self.call(e, loc)
+        if isinstance(e, Tup):
+            return Tup(tuple(self.ev(i, loc) for i in e.items))
+        if isinstance(e, Lambda):
+            return e
+        return Sym("?")
+
+    def name(self, ident: str, loc: Loc) -> E:
+        c = self.lookup(ident)
+        if c is not None:
+            return c.value
+        for fr in reversed(self.frames):
+            if ident in fr.tbind:
+                return fr.tbind[ident]
+            break
+        v = self.constant(ident, loc)
+        if v is not None:
+            return v
+        if self.p.function(ident, -1) is not None:
+            return TypeRef("fn:" + ident)
+        if self.p.is_struct(ident):
+            return TypeRef("struct:" + ident)
+        return builtins.library_name(self, ident)
+
+    def constant(self, ident: str, loc: Loc) -> E | None:
+        if ident in self.const_cache:
+            return self.const_cache[ident]
+        if ident in self.const_active:
+            return None
+        raw = self.p.constant(ident)
+        if raw is None:
+            return None
+        self.const_active.add(ident)
+        try:
+            frames, self.frames = self.frames, [Frame(None, [{}])]
+            try:
+                v = self.ev(raw, loc)
+            finally:
+                self.frames = frames
+        finally:
+            self.const_active.discard(ident)
+        self.const_cache[ident] = v
+        return v
+
+    def addr_of(self, e: E, loc: Loc) -> E:
+        if isinstance(e, Index):
+            base = self.ev(e.base, loc)
+            ptr = self.index_ptr(base, [self.ev(i, loc) for i in e.idx], loc, final=True)
+            return ptr if ptr is not None else Sym("addr")
+        if isinstance(e, Op) and e.op == "deref":
+            return self.ev(e.args[0], loc)
+        v = self.ev(e, loc)
+        if isinstance(v, (Ptr, TypeRef)):
+            return v
+        cell = self.lvalue_cell(e, loc)
+        return Sym(f"addr#{cell.id}" if cell is not None else "addr", atoms(v))
+
+    def attr(self, e: Attr, loc: Loc) -> E:
+        cell = self.lvalue_cell(e, loc)
+        if cell is not None and not (isinstance(cell.value, Attr) and cell.value.base == cell.value):
+            return cell.value
+        base = self.ev(e.base, loc)
+        return builtins.attribute(self, base, e.name, loc)
+
+    def call(self, e: Call, loc: Loc) -> E:
+        # Functor / lambda / function-pointer calls
+        if e.fn == "()":
+            target = self.ev(e.args[0], loc)
+            return self.call_value(target, list(e.args[1:]), loc, e)
+        if e.fn.startswith(".") and e.args:
+            base = self.ev(e.args[0], loc)
+            method = e.fn[1:]
+            owner = builtins.struct_of(self, base, e.args[0])
+            if owner:
+                fn = self.p.method(owner, method)
+                if fn is not None:
+                    return self.inline(fn, list(e.args[1:]), loc, targs=e.targs, this=e.args[0])
+            return builtins.library_call(self, e, loc, base=base)
+        if "." in e.fn:  # Struct::method(...) / Struct<T>::method(...)
+            owner, _, method = e.fn.rpartition(".")
+            if self.p.is_struct(owner.split(".")[-1]):
+                fn = self.p.method(owner.split(".")[-1], method)
+                if fn is not None:
+                    return self.inline(fn, list(e.args), loc, targs=e.targs)
+        cell = self.lookup(e.fn) if "." not in e.fn else None
+        if cell is not None and isinstance(cell.value, (Lambda, TypeRef)):
+            return self.call_value(cell.value, list(e.args), loc, e)
+        for fr in reversed(self.frames):
+            bound = fr.tbind.get(e.fn)
+            if isinstance(bound, TypeRef):
+                return self.call_value(bound, list(e.args), loc, e)
+            break
+        fn = self.p.function(e.fn, len(e.args))
+        if fn is not None and fn.kind != "kernel":
+            return self.inline(fn, list(e.args), loc, targs=e.targs)
+        if self.p.is_struct(e.fn):
+            return TypeRef("struct:" + e.fn)  # functor construction: Op()
+        return builtins.library_call(self, e, loc)
+
+    def call_value(self, target: E, args: list[E], loc: Loc, e: Call) -> E:
+        if isinstance(target, Lambda):
+            return self.inline_lambda(target, args, loc)
+        if isinstance(target, TypeRef):
+            if target.name.startswith("struct:"):
+                fn = self.p.method(target.name[7:], "operator()")
+                if fn is not None:
+                    return self.inline(fn, args, loc)
+            if target.name.startswith("fn:"):
+                fn = self.p.function(target.name[3:], len(args))
+                if fn is not None:
+                    return self.inline(fn, args, loc)
+        return builtins.library_call(self, Call("()", (target,) + tuple(args)), loc)
+
+    def inline(self, fn: Func, args: list[E], loc: Loc, targs: tuple[E, ...] = (), this: E | None = None) -> E:
+        if len(self.frames) > MAX_DEPTH or fn.name in self.active or self.steps > MAX_STATEMENTS:
+            vals = [self.ev(a, loc) for a in args]
+            return Sym(f"call#{fn.name}", frozenset().union(*(atoms(v) for v in vals)) if vals else frozenset())
+        frame = Frame(fn, [{}], {})
+        for (tname, default), targ in zip(fn.tparams, list(targs) + [None] * len(fn.tparams)):
+            if targ is not None:
+                frame.tbind[tname] = self.ev(targ, loc) if not isinstance(targ, TypeRef) else self.resolve_typeref(targ)
+            elif default is not None:
+                frame.tbind[tname] = self.ev(default, loc)
+        if this is not None:
+            owner_cell = self.lvalue_cell(this, loc)
+            if owner_cell is not None:
+                for fname, fc in owner_cell.fields.items():
+                    frame.scopes[0][fname] = fc
+        for i, p in enumerate(fn.params):
+            if i < len(args):
+                a = args[i]
+                if p.ref:
+                    cell = self.lvalue_cell(a, loc, create=False)
+                    if cell is not None:
+                        frame.scopes[0][p.name] = cell
+                        continue
+                v = self.ev(a, loc)
+            elif p.default is not None:
+                v = self.ev(p.default, loc)
+            else:
+                v = Sym(f"arg#{i}")
+            frame.scopes[0][p.name] = self.new_cell(v, self.resolve_type(p.type))
+        self.frames.append(frame)
+        self.active.append(fn.name)
+        try:
+            self.block(fn.body)
+        finally:
+            self.active.pop()
+            self.frames.pop()
+        return builtins.return_value(frame.returns, fn)
+
+    def inline_lambda(self, lam: Lambda, args: list[E], loc: Loc, tbind: dict[str, E] | None = None) -> E:
+        if len(self.frames) > MAX_DEPTH:
+            return Sym("lambda")
+        vals = [self.ev(a, loc) for a in args]
+        frame = Frame(None, [dict(kv for scope in self.frame.scopes for kv in scope.items())], dict(self.frame.tbind) | (tbind or {}))
+        for p, v in zip(lam.params, vals):
+            frame.scopes[0][p] = self.new_cell(v)
+        self.frames.append(frame)
+        try:
+            if isinstance(lam.body, list):
+                self.block(lam.body)
+            else:  # Python lambda: an expression
+                frame.returns.append(self.ev(lam.body, loc))
+        finally:
+            self.frames.pop()
+        return builtins.return_value(frame.returns, None)
+
+    # --- helpers -----------------------------------------------------------------------------
+    def cap(self, v: E) -> E:
+        """Keep values small: a huge expression becomes an opaque symbol with its atoms."""
+        if isinstance(v, (Num, Sym, Ptr, Load, Str)):
+            return v
+        if size(v, MAX_EXPR + 1) > MAX_EXPR:
+            return Sym(f"big#{hash(v) & 0xffffff}", atoms(v))
+        return v
+
+    def resolve_type(self, t: str) -> str:
+        b = base_type(t)
+        for fr in reversed(self.frames):
+            v = fr.tbind.get(b)
+            if isinstance(v, TypeRef):
+                return t.replace(b, v.name)
+            break
+        alias = self.p.type_alias(b)
+        return t.replace(b, alias) if alias else t
+
+    def note_type(self, t: str) -> None:
+        """Record the library type names a declaration uses (``wmma::fragment``, ``cub::BlockReduce``)."""
+        for tok in re.findall(r"[A-Za-z_][\w:]*", t):
+            tok = tok.replace("::", ".")
+            if tok in _KEYWORDS or self.p.is_struct(tok.split(".")[-1]) or self.p.type_alias(tok) is not None:
+                continue
+            if any(tok in fr.tbind for fr in self.frames[-1:]):
+                continue
+            self.lib_names.add(tok)
+
+    def resolve_typeref(self, t: TypeRef) -> E:
+        for fr in reversed(self.frames):
+            v = fr.tbind.get(t.name)
+            if v is not None and not isinstance(v, TypeRef):
+                return v  # a non-type template parameter spelled like a type: kernel<T, VECS>
+            break
+        c = self.constant(t.name, self.f.loc) if t.name.isidentifier() else None
+        if c is not None and not isinstance(c, TypeRef):
+            return c
+        r = self.resolve_type(t.name)
+        self.note_type(r)
+        if self.p.is_struct(base_type(r)):
+            return TypeRef("struct:" + base_type(r))
+        if self.p.function(base_type(r), -1) is not None:
+            return TypeRef("fn:" + base_type(r))
+        return TypeRef(r)
+
+    def int_of(self, text: str) -> int | None:
+        v = self.name(text.strip(), self.f.loc) if text.strip().isidentifier() else None
+        if isinstance(v, Num) and isinstance(v.v, int):
+            return v.v
+        try:
+            return int(text)
+        except ValueError:
+            return None
+
+
+_KEYWORDS = frozenset({"const", "volatile", "unsigned", "signed", "int", "float", "double", "char", "short", "long", "void", "bool",
+                       "auto", "struct", "class", "typename", "__restrict__", "static", "constexpr", "__shared__", "extern", "register",
+                       "size_t", "half", "__half", "half2", "__half2", "float2", "float4", "int4", "uint4", "uint32_t", "int32_t",
+                       "int64_t", "uint64_t", "__nv_bfloat16", "__nv_bfloat162", "__grid_constant__"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Const(E):
+    """An already-resolved value carried through the statement machinery (tuple unpacking)."""
+
+    value: E
+
+
+def _is_undef(v: E) -> bool:
+    return isinstance(v, Sym) and v.key.startswith("undef#")
+
+
+def _stmt_exprs(s: Stmt) -> list[E]:
+    if isinstance(s, ExprStmt):
+        return [s.expr]
+    if isinstance(s, Assign):
+        return [s.value]
+    if isinstance(s, Decl) and s.init is not None:
+        return [s.init]
+    return []
+
+
+def _walk_stmts(stmts: list[Stmt]):
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from _walk_stmts(s.then)
+            yield from _walk_stmts(s.orelse)
+        elif isinstance(s, Loop):
+            yield from _walk_stmts(s.init + s.body + s.update)
+
+
+__all__ = ["Interp", "Program", "Cell", "Frame", "ONE"]

@@ -1,0 +1,90 @@
+"""Kernel launches seen while interpreting host code: ``k<<<grid, block, smem>>>(...)``,
+``cudaLaunchKernel``/``cudaLaunchKernelEx``/``cudaLaunchCooperativeKernel``, Triton
+``kernel[grid](...)``. The grid, block and arguments are resolved in the host code, so a grid
+sized from ``multiProcessorCount`` carries the ``sm_count`` atom into the launch record."""
+
+from __future__ import annotations
+
+from .expr import Attr, Call, E, Lambda, Name, Num, Op, Sym, Tup, TypeRef, short
+from .ir import Loc
+from .kernel import LaunchFact
+
+LAUNCHERS = {"<<<>>>", "launch[]", "cudaLaunchKernel", "cudaLaunchKernelEx", "cudaLaunchCooperativeKernel",
+             "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC"}
+TRITON_LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid", "launch_pdl", "grid"}
+
+
+def kernel_name(interp, value: E) -> str | None:
+    if isinstance(value, TypeRef) and value.name.startswith("fn:"):
+        name = value.name[3:]
+    elif isinstance(value, Sym) and value.key.startswith("lib:"):
+        name = value.key[4:]
+    elif isinstance(value, Attr):
+        return kernel_name(interp, value.base)  # kern.fn[grid](...) / kern.run(...)
+    else:
+        return None
+    aliases = getattr(interp.p, "aliases", {})
+    return aliases.get(name, name).split(".")[-1]
+
+
+def dims(value: E) -> tuple[E, ...]:
+    """A grid/block value as its components: dim3(x, y, z), (x, y), or one scalar."""
+    if isinstance(value, Call) and value.fn in ("ctor:dim3", "dim3"):
+        return value.args or (Num(1),)
+    if isinstance(value, Tup):
+        return value.items
+    return (value,)
+
+
+def record(interp, raw: Call, loc: Loc) -> E:
+    fn = raw.fn
+    if fn == "<<<>>>":
+        name = kernel_name(interp, interp.ev(raw.kwarg("kernel"), loc))
+        grid = dims(interp.ev(raw.kwarg("grid"), loc)) if raw.kwarg("grid") is not None else ()
+        block = dims(interp.ev(raw.kwarg("block"), loc)) if raw.kwarg("block") is not None else ()
+        smem = interp.ev(raw.kwarg("smem"), loc) if raw.kwarg("smem") is not None else None
+        args = tuple(interp.ev(a, loc) for a in raw.args)
+        targs = tuple(interp.resolve_typeref(t) if isinstance(t, TypeRef) else interp.ev(t, loc) for t in raw.targs)
+        _add(interp, name, LaunchFact(loc, grid, block, smem, args, {}, (), targs))
+        return Num(0)
+    if fn == "launch[]":
+        target = raw.kwarg("kernel")
+        aliases = getattr(interp.p, "aliases", {})
+        name = aliases[target.id] if isinstance(target, Name) and target.id in aliases else kernel_name(interp, interp.ev(target, loc))
+        grid_value = interp.ev(raw.kwarg("grid"), loc)
+        if isinstance(grid_value, Lambda):
+            grid_value = interp.inline_lambda(grid_value, [Sym("meta")], loc)
+        elif isinstance(grid_value, TypeRef) and grid_value.name.startswith("fn:"):
+            f = interp.p.function(grid_value.name[3:], 1)
+            grid_value = interp.inline(f, [Sym("meta")], loc) if f is not None else grid_value
+        args = tuple(interp.ev(a, loc) for a in raw.args)
+        kwargs = {k: interp.ev(v, loc) for k, v in raw.kw if k not in ("kernel", "grid")}
+        _add(interp, name, LaunchFact(loc, dims(grid_value), (), None, args, kwargs))
+        return Num(0)
+    args = [interp.ev(a, loc) for a in raw.args]
+    if fn in ("cudaLaunchKernel", "cudaLaunchCooperativeKernel") and len(args) >= 3:
+        name = kernel_name(interp, _strip(args[0]))
+        _add(interp, name, LaunchFact(loc, dims(args[1]), dims(args[2]), args[4] if len(args) > 4 else None, (), {}, (fn,)))
+    elif fn in ("cudaLaunchKernelEx", "cudaLaunchKernelExC", "cuLaunchKernelEx") and len(args) >= 2:
+        name = kernel_name(interp, _strip(args[1]))
+        config = raw.args[0].args[0] if isinstance(raw.args[0], Op) and raw.args[0].op == "addr" else raw.args[0]
+        grid = interp.ev(Attr(config, "gridDim"), loc)
+        block = interp.ev(Attr(config, "blockDim"), loc)
+        _add(interp, name, LaunchFact(loc, dims(grid), dims(block), interp.ev(Attr(config, "dynamicSmemBytes"), loc), tuple(args[2:]), {}, (fn,)))
+    elif fn == "cuLaunchKernel" and len(args) >= 7:
+        name = kernel_name(interp, _strip(args[0]))
+        _add(interp, name, LaunchFact(loc, tuple(args[1:4]), tuple(args[4:7]), args[7] if len(args) > 7 else None, (), {}, (fn,)))
+    return Num(0)
+
+
+def _strip(e: E) -> E:
+    while isinstance(e, Call) and e.args and short(e.fn) in ("void", "ctor:void*", "ctor:const void*"):
+        e = e.args[0]
+    if isinstance(e, Op) and e.op == "addr":
+        return e.args[0]
+    return e
+
+
+def _add(interp, name: str | None, fact: LaunchFact) -> None:
+    if name:
+        interp.host_launches.append((name, fact))

@@ -1,0 +1,234 @@
+"""Operation recognition by dataflow: which logically separate operations a kernel performs.
+
+Kernel fusion is two or more operations in one kernel, so it needs to know *what* a kernel
+computes, from formulas rather than names: a multiply-accumulate over a reduction axis is a GEMM
+whether it runs on tensor cores or scalars; ``exp(x - max)`` normalised by a sum of exponentials
+is a softmax; ``x · rsqrt(mean(x²) + eps)`` is a normalisation; ``x / (1 + exp(-x))`` is SiLU
+whatever it is called. Each recogniser returns the places that show its operation.
+"""
+
+from __future__ import annotations
+
+from .expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, short, walk
+from .kernel import KernelFacts
+
+EXP = {"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2"}
+RSQRT = {"rsqrt", "rsqrtf", "__frsqrt_rn", "hrsqrt", "h2rsqrt"}
+SQRT = {"sqrt", "sqrtf", "__fsqrt_rn", "hsqrt"}
+TANH = {"tanh", "tanhf", "htanh"}
+ERF = {"erf", "erff", "erfc", "erfcf"}
+LOG = {"log", "logf", "__logf", "log2", "log2f", "__log2f", "log1p", "log1pf"}
+SIGMOID = {"sigmoid"}
+RAND = {"curand_uniform", "curand_uniform4", "curand", "curand_normal", "rand", "randn", "randint", "philox", "rand4x", "randint4x"}
+NEG_LARGE = -1.0e4
+
+
+def _fn(e: E, names: set[str]) -> bool:
+    return isinstance(e, Call) and short(e.fn) in names
+
+
+def values(f: KernelFacts) -> list[tuple[object, E]]:
+    """Every value the kernel computes that is kept: assigned locals, stored data, call arguments."""
+    out: list[tuple[object, E]] = [(a, a.new) for a in f.assigns]
+    out += [(a, a.value) for a in f.accesses if a.value is not None]
+    out += [(c, c.call) for c in f.calls]
+    return out
+
+
+def _exps(e: E) -> list[Call]:
+    return [n for n in walk(e) if _fn(n, EXP)]  # type: ignore[misc]
+
+
+def _is_max_like(f: KernelFacts, e: E) -> bool:
+    if isinstance(e, Op) and e.op == "max":
+        return True
+    if isinstance(e, Call) and short(e.fn) in ("max", "reduce_max", "warp_max") and e.fn.startswith(("tl.", "cg.")):
+        return True
+    if isinstance(e, Sym) and e.key.startswith(("carried#", "phi#")):
+        from ..detectors._queries import cell_of, defs_of
+
+        c = cell_of(e)
+        return c is not None and any(isinstance(d.new, Op) and d.new.op == "max" for d in defs_of(f, c))
+    return False
+
+
+def softmax(f: KernelFacts) -> list:
+    """exp(x - m) with m a maximum (elementwise max, tl.max, a running/shuffled max)."""
+    hits = []
+    for rec, v in values(f):
+        for x in _exps(v):
+            for n in walk(x):
+                if isinstance(n, Op) and n.op == "-" and len(n.args) == 2 and _is_max_like(f, n.args[1]):
+                    hits.append(rec)
+                    break
+            if hits and hits[-1] is rec:
+                break
+    return hits
+
+
+def normalization(f: KernelFacts) -> list:
+    """x · rsqrt(s + eps) or (x - mean) / sqrt(s + eps): a row statistic rescaling the data."""
+    hits = []
+    for rec, v in values(f):
+        for n in walk(v):
+            inv = None
+            if _fn(n, RSQRT):
+                inv = n
+            elif isinstance(n, Op) and n.op in ("/", "fdiv") and num(n.args[0]) == 1 and _fn(n.args[1], SQRT):
+                inv = n
+            elif isinstance(n, Op) and n.op in ("/", "fdiv") and _fn(n.args[1], SQRT):
+                inv = n
+            if inv is not None and any(isinstance(m, Op) and m.op == "+" and any(isinstance(num(t), float) and 0 < num(t) < 1e-2 or isinstance(t, Sym) and t.key.startswith(("param#", "cexpr#")) for t in m.args) for m in walk(inv)):
+                hits.append(rec)
+                break
+    return hits
+
+
+def _sigmoid_of(e: E) -> E | None:
+    """The argument x of 1 / (1 + exp(-x)) (or tl.sigmoid(x))."""
+    if _fn(e, SIGMOID):
+        return e.args[0] if e.args else None  # type: ignore[union-attr]
+    if isinstance(e, Op) and e.op in ("/", "fdiv") and num(e.args[0]) == 1:
+        den = e.args[1]
+        for t in flatten("+", den):
+            if _fn(t, EXP) and t.args and isinstance(t.args[0], Op) and t.args[0].op == "neg":  # type: ignore[union-attr]
+                return t.args[0].args[0]  # type: ignore[union-attr]
+    if isinstance(e, Call) and short(e.fn) in ("__frcp_rn", "__fdividef", "fdividef", "rcp"):
+        return _sigmoid_of(Op("/", (Num(1),) + e.args[-1:]))
+    return None
+
+
+def activations(f: KernelFacts) -> list:
+    """SiLU / sigmoid, GELU (erf or tanh forms), tanh, ReLU / leaky ReLU, softplus."""
+    hits = []
+    for rec, v in values(f):
+        for n in walk(v):
+            if _sigmoid_of(n) is not None or _fn(n, TANH) or _fn(n, ERF) or _fn(n, {"gelu", "silu", "relu"}):
+                hits.append(rec)
+                break
+            if isinstance(n, Op) and n.op == "max" and any(num(a) == 0 for a in n.args) and any(_elementwise_data(a) for a in n.args if num(a) != 0):
+                hits.append(rec)  # ReLU of data (not a clamp of an index or of a statistic)
+                break
+            if isinstance(n, Op) and n.op == "?:" and isinstance(n.args[0], Op) and n.args[0].op in (">", ">=", "<", "<=") and \
+                    any(num(a) == 0 for a in n.args[0].args) and (num(n.args[2]) == 0 or num(n.args[1]) == 0 or _scaled(n.args[2], n.args[1])):
+                hits.append(rec)
+                break
+            if _fn(n, LOG) and n.args and any(_fn(t, EXP) for t in flatten("+", n.args[0])) and any(num(t) == 1 for t in flatten("+", n.args[0])):  # type: ignore[union-attr]
+                hits.append(rec)
+                break
+    return hits
+
+
+def _elementwise_data(e: E) -> bool:
+    """A value computed elementwise from loaded data: it reads memory and involves no reduction
+    (no shuffle, no tl.sum/max, no loop-carried running value)."""
+    if not any(isinstance(n, Load) for n in walk(e)):
+        return False
+    for n in walk(e):
+        if isinstance(n, Call) and (short(n.fn).startswith("__shfl") or (n.fn.startswith("tl.") and short(n.fn) in ("sum", "max", "min", "reduce"))):
+            return False
+        if isinstance(n, Sym) and n.key.startswith(("carried#", "phi#")):
+            return False
+    return True
+
+
+def _scaled(a: E, b: E) -> bool:
+    return isinstance(a, Op) and a.op == "*" and b in a.args
+
+
+def gated(f: KernelFacts) -> list:
+    """act(a) · b with a and b read from different places (SwiGLU / GeGLU)."""
+    hits = []
+    for rec, v in values(f):
+        for n in walk(v):
+            if not (isinstance(n, Op) and n.op == "*"):
+                continue
+            fs = flatten("*", n)
+            acts = [x for x in fs if _sigmoid_of(x) is not None or _fn(x, TANH) or _fn(x, ERF)]
+            if not acts:
+                continue
+            act_loads = {(l.obj, l.access) for l in walk(acts[0]) if isinstance(l, Load)}
+            others = [l for x in fs if x is not acts[0] for l in walk(x) if isinstance(l, Load)]
+            act_src = [l for l in walk(acts[0]) if isinstance(l, Load)]
+            if any(all(_different(f, o, s) for s in act_src) for o in others) and act_loads:
+                hits.append(rec)
+                break
+    return hits
+
+
+def _different(f: KernelFacts, a: Load, b: Load) -> bool:
+    if a.obj != b.obj:
+        return True
+    return f.accesses[a.access].poly != f.accesses[b.access].poly
+
+
+def elementwise_add(f: KernelFacts) -> list:
+    """x + y of two tensors read from different global objects (a residual or bias add)."""
+    hits = []
+    for rec, v in values(f):
+        for n in walk(v):
+            if isinstance(n, Op) and n.op == "+":
+                srcs = [_source_load(t) for t in n.args]
+                objs = {s.obj for s in srcs if s is not None and s.space == "global"}
+                if len(objs) >= 2:
+                    hits.append(rec)
+                    break
+    return hits
+
+
+def _source_load(e: E) -> Load | None:
+    """A load reached through conversions only (``float(x[i])``, ``x.to(tl.float32)``)."""
+    from .expr import Cast
+
+    while isinstance(e, (Cast,)) or (isinstance(e, Call) and short(e.fn) in ("to", "__half2float", "__bfloat162float", "float", "to_float")):
+        e = e.arg if isinstance(e, Cast) else (e.args[0] if e.args else Num(0))  # type: ignore[union-attr]
+    return e if isinstance(e, Load) else None
+
+
+def masking(f: KernelFacts) -> list:
+    """Scores replaced by -inf / a large negative where a condition holds (attention masks)."""
+    hits = []
+    for rec, v in values(f):
+        for n in walk(v):
+            if isinstance(n, Op) and n.op == "?:" and any(isinstance(num(a), float) and (num(a) <= NEG_LARGE) for a in n.args[1:]):
+                hits.append(rec)
+                break
+    return hits
+
+
+def loss(f: KernelFacts) -> list:
+    """log of a sum of exponentials next to a value gathered at an index read from memory."""
+    gathers = [a for a in f.accesses if a.kind == "load" and any(isinstance(n, Load) for n in walk(a.off))]
+    if not gathers:
+        return []
+    hits = []
+    for rec, v in values(f):
+        if any(_fn(n, LOG) for n in walk(v)):
+            hits.append(rec)
+            break
+    return hits + gathers[:1] if hits else []
+
+
+def dropout(f: KernelFacts) -> list:
+    return [c for c in f.calls if c.short in RAND or "philox" in c.fn or "curand" in c.fn]
+
+
+def operations(f: KernelFacts) -> dict[str, list]:
+    """Operation family -> evidence, for every family recognised in the kernel."""
+    from ..detectors._queries import gemm_loops
+
+    found = {
+        "gemm": [f.loops[i] for i in gemm_loops(f)],
+        "softmax": softmax(f),
+        "norm": normalization(f),
+        "activation": activations(f),
+        "gated": gated(f),
+        "add": elementwise_add(f),
+        "mask": masking(f),
+        "loss": loss(f),
+        "dropout": dropout(f),
+    }
+    return {k: v for k, v in found.items() if v}
+
+
+__all__ = ["operations", "atoms"]

@@ -1,0 +1,203 @@
+"""Index arithmetic as polynomials over atoms, so that "which thread touches which address" is a
+question about coefficients.
+
+``x[row * n + threadIdx.x + 32 * k]`` has the offset ``row·n + tid.x + 32·iter`` and its
+coefficient of ``tid.x`` is 1: adjacent threads touch adjacent elements. Non-polynomial parts
+(divisions, modulo, calls, loads) become opaque terms of their own, except the two every warp
+computation uses: ``t % 32`` / ``t & 31`` of a thread index is ``lane`` and ``t / 32`` /
+``t >> 5`` is ``warp``, however those are spelled.
+
+A polynomial is a mapping ``monomial -> coefficient`` where a monomial is a sorted tuple of
+term keys; term keys are atom keys (``tid.x``) or ``~<n>`` for an opaque sub-expression.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+
+from .expr import Cast, E, Load, Num, Op, Ptr, Sym, atoms, num
+
+Monomial = tuple[str, ...]
+Poly = tuple[tuple[Monomial, Fraction], ...]  # sorted, hashable
+
+MAX_TERMS = 48
+THREAD_X = "tid.x"
+_OPAQUE: dict[E, str] = {}
+_OPAQUE_EXPR: dict[str, E] = {}
+
+
+def opaque_key(e: E) -> str:
+    """A stable term key for a non-polynomial sub-expression (hash-consed per process)."""
+    key = _OPAQUE.get(e)
+    if key is None:
+        key = f"~{len(_OPAQUE)}"
+        _OPAQUE[e] = key
+        _OPAQUE_EXPR[key] = e
+    return key
+
+
+def opaque_expr(key: str) -> E | None:
+    return _OPAQUE_EXPR.get(key)
+
+
+def _norm(d: dict[Monomial, Fraction]) -> Poly:
+    items = sorted((m, c) for m, c in d.items() if c != 0)
+    if len(items) > MAX_TERMS:
+        items = items[:MAX_TERMS]
+    return tuple(items)
+
+
+def const(c) -> Poly:
+    return _norm({(): Fraction(c)})
+
+
+def term(key: str) -> Poly:
+    return ((((key,)), Fraction(1)),)
+
+
+def add(a: Poly, b: Poly, sign: int = 1) -> Poly:
+    d = dict(a)
+    for m, c in b:
+        d[m] = d.get(m, Fraction(0)) + sign * c
+    return _norm(d)
+
+
+def mul(a: Poly, b: Poly) -> Poly:
+    d: dict[Monomial, Fraction] = {}
+    for ma, ca in a:
+        for mb, cb in b:
+            m = tuple(sorted(ma + mb))
+            if len(m) > 4:
+                m = (opaque_key(Op("*", (Num(len(m)),))),)  # runaway degree: one opaque term
+            d[m] = d.get(m, Fraction(0)) + ca * cb
+    return _norm(d)
+
+
+def constant_of(p: Poly) -> Fraction | None:
+    """The value of a constant polynomial, else None."""
+    if not p:
+        return Fraction(0)
+    if len(p) == 1 and p[0][0] == ():
+        return p[0][1]
+    return None
+
+
+def _is_thread_linear(p: Poly) -> bool:
+    """``p`` = tid.x + (terms not involving threads): its residue mod 32 is the lane."""
+    c = dict(p).get((THREAD_X,))
+    if c != 1:
+        return False
+    return all(not any(k.startswith("tid") for k in m) for m, _ in p if m != (THREAD_X,))
+
+
+@lru_cache(maxsize=65536)
+def poly(e: E) -> Poly:
+    """The polynomial form of a resolved expression."""
+    if isinstance(e, Num):
+        return const(e.v) if not isinstance(e.v, float) else const(Fraction(e.v).limit_denominator(1 << 20))
+    if isinstance(e, Sym):
+        return term(e.key)
+    if isinstance(e, Cast):
+        return poly(e.arg)  # index arithmetic does not change with the integer type
+    if isinstance(e, Op) and e.op == "?:" and len(e.args) == 3:
+        # a clamp for out-of-range threads (``n < N ? n : 0``) keeps the in-range index
+        if num(e.args[2]) is not None and num(e.args[1]) is None:
+            return poly(e.args[1])
+        if num(e.args[1]) is not None and num(e.args[2]) is None:
+            return poly(e.args[2])
+    if isinstance(e, Op):
+        a = e.args
+        if e.op == "+" :
+            out: Poly = ()
+            for x in a:
+                out = add(out, poly(x))
+            return out
+        if e.op == "-" and len(a) == 2:
+            return add(poly(a[0]), poly(a[1]), -1)
+        if e.op == "neg":
+            return mul(const(-1), poly(a[0]))
+        if e.op == "*":
+            out = const(1)
+            for x in a:
+                out = mul(out, poly(x))
+            return out
+        if e.op == "<<" and num(a[1]) is not None and 0 <= num(a[1]) < 32:
+            return mul(poly(a[0]), const(1 << int(num(a[1]))))
+        if e.op in ("/", "//", ">>", "%", "&") and len(a) == 2:
+            return _divmod(e)
+    return term(opaque_key(e))
+
+
+def _divmod(e: Op) -> Poly:
+    x, y = e.args
+    if e.op == "&" and num(x) is not None and num(y) is None:
+        x, y = y, x  # & is commutative: the mask may come first
+    c = num(y)
+    px = poly(x)
+    if c is not None and isinstance(c, int):
+        divisor = {"/": c, "//": c, ">>": 1 << c if 0 <= c < 32 else None, "%": c, "&": c + 1 if c >= 0 and (c + 1) & c == 0 else None}[e.op]
+        if divisor:
+            kx = constant_of(px)
+            if kx is not None:
+                return const(kx % divisor if e.op in ("%", "&") else kx // divisor)
+            if divisor == 1 and e.op in ("/", "//", ">>"):
+                return px
+            if divisor == 32 and _is_thread_linear(px):
+                return term("lane" if e.op in ("%", "&") else "warp")
+            if e.op in ("/", "//", ">>") and all(c_ % divisor == 0 for _, c_ in px):
+                return _norm({m: c_ / divisor for m, c_ in px})  # (32 * i) / 32 -> i
+    return term(opaque_key(e))
+
+
+def coeff(p: Poly, key: str) -> Poly:
+    """The coefficient of ``key`` (degree-1 occurrences): the polynomial multiplying it."""
+    d: dict[Monomial, Fraction] = {}
+    for m, c in p:
+        if m.count(key) == 1:
+            rest = list(m)
+            rest.remove(key)
+            r = tuple(rest)
+            d[r] = d.get(r, Fraction(0)) + c
+    return _norm(d)
+
+
+def terms(p: Poly) -> set[str]:
+    return {k for m, _ in p for k in m}
+
+
+def mentions(p: Poly, prefix: str) -> bool:
+    """Whether a term starting with ``prefix`` occurs, also inside opaque terms."""
+    for k in terms(p):
+        if k.startswith(prefix):
+            return True
+        if k.startswith("~"):
+            sub = _OPAQUE_EXPR.get(k)
+            if sub is not None and any(a.startswith(prefix) for a in atoms(sub)):
+                return True
+    return False
+
+
+def show(p: Poly) -> str:
+    if not p:
+        return "0"
+    parts = []
+    for m, c in p:
+        body = "·".join(m)
+        if not m:
+            parts.append(str(c))
+        elif c == 1:
+            parts.append(body)
+        else:
+            parts.append(f"{c}·{body}")
+    return " + ".join(parts)
+
+
+def pointer_offset(e: E) -> Poly | None:
+    return poly(e.off) if isinstance(e, Ptr) else None
+
+
+__all__ = [
+    "Poly", "add", "coeff", "const", "constant_of", "mentions", "mul", "opaque_expr", "opaque_key",
+    "poly", "pointer_offset", "show", "term", "terms", "Load",
+]

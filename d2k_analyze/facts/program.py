@@ -1,0 +1,203 @@
+"""The code around a kernel, as the interpreter sees it: one :class:`Program` per language and
+submission, answering "what is this name?" (a user function, a functor, a constant, a type
+alias) and lowering functions on first use."""
+
+from __future__ import annotations
+
+import re
+
+from ..parsing.cuda import CudaFunction, CudaSource
+from ..parsing.liveness import UNKNOWN, literal_value
+from ..parsing.python import PyFunction, PySource
+from ..parsing.treesitter import Node, text, walk
+from .expr import E, Name, Num, Str, Sym, TypeRef
+from .ir import Func
+from .lower_cuda import CudaLowering
+from .lower_python import PythonLowering, imports
+
+
+def _value_expr(v: object) -> E | None:
+    if isinstance(v, bool) or isinstance(v, (int, float)):
+        return Num(v)
+    if isinstance(v, str):
+        return Str(v)
+    if v is None:
+        return Sym("none")
+    return None
+
+
+class CudaProgram:
+    language = "cuda"
+
+    def __init__(self, sources: list[CudaSource]):
+        self.sources = sources
+        self.aliases: dict[str, str] = {}
+        self.types: dict[str, str] = {}
+        self.structs: set[str] = set()
+        self.by_name: dict[str, list[CudaFunction]] = {}
+        self.methods: dict[tuple[str, str], CudaFunction] = {}
+        self.constant_nodes: dict[str, tuple[CudaSource, Node]] = {}
+        self.constant_text: dict[str, str] = {}
+        for src in sources:
+            self.aliases.update(src.namespace_aliases)
+            self.types.update(src.type_aliases)
+            self.structs |= set(src.struct_templates)
+            for fn in src.functions:
+                if fn.owner:
+                    self.methods.setdefault((fn.owner, fn.name), fn)
+                else:
+                    self.by_name.setdefault(fn.name, []).append(fn)
+            for name, node in src.constant_nodes.items():
+                self.constant_nodes.setdefault(name, (src, node))
+                self.constant_nodes.setdefault(name.split("::")[-1], (src, node))
+            for name, value in src.constants.items():
+                self.constant_text.setdefault(name, value)
+        self._lowered: dict[int, Func] = {}
+        self._const: dict[str, E | None] = {}
+
+    def lowering(self, src: CudaSource) -> CudaLowering:
+        return CudaLowering(src.file, src.line, [(n.start_byte, n.end_byte) for n in src.dead_preproc], src.pragmas, self.aliases)
+
+    def lower(self, fn: CudaFunction) -> Func:
+        key = id(fn.node)
+        out = self._lowered.get(key)
+        if out is None:
+            kind = "kernel" if fn.is_kernel else ("device" if fn.is_device else "host")
+            low = self.lowering(fn.source)
+            tparams = [(n, _literal(d)) for n, d in fn.template_params]
+            attrs = tuple(a for row, a in fn.source.attributes if fn.node.start_point[0] - 2 <= row <= (fn.node.child_by_field_name("body") or fn.node).start_point[0])
+            attrs += tuple(text(c) for c in walk(fn.node.child_by_field_name("declarator") or fn.node) if c.type == "launch_bounds")
+            attrs += tuple(text(c) for c in fn.node.children if c.type == "launch_bounds")
+            out = low.function(fn.node, fn.name, kind, tparams, frozenset(fn.qualifiers), attrs)
+            self._lowered[key] = out
+        return out
+
+    def function(self, name: str, nargs: int) -> Func | None:
+        short = name.split(".")[-1].split("::")[-1]
+        cands = self.by_name.get(short)
+        if not cands:
+            return None
+        if nargs >= 0:
+            for fn in cands:
+                if len(fn.params) == nargs:
+                    return self.lower(fn)
+        body_cands = [f for f in cands if f.node.child_by_field_name("body") is not None]
+        return self.lower((body_cands or cands)[0])
+
+    def method(self, owner: str, name: str) -> Func | None:
+        fn = self.methods.get((owner, name))
+        return self.lower(fn) if fn is not None else None
+
+    def constant(self, name: str) -> E | None:
+        if name in self._const:
+            return self._const[name]
+        out: E | None = None
+        hit = self.constant_nodes.get(name) or self.constant_nodes.get(name.replace(".", "::"))
+        if hit is not None:
+            src, node = hit
+            out = self.lowering(src).expr(node)
+        elif name in self.constant_text:
+            v = literal_value(self.constant_text[name], None, "cuda")
+            out = _value_expr(v) if v is not UNKNOWN else None
+        self._const[name] = out
+        return out
+
+    def is_struct(self, name: str) -> bool:
+        return name.split("<")[0] in self.structs
+
+    def type_alias(self, name: str) -> str | None:
+        return self.types.get(name)
+
+    def kernels(self) -> list[CudaFunction]:
+        return [f for fns in self.by_name.values() for f in fns if f.is_kernel]
+
+
+def _literal(text_: str) -> E | None:
+    if not text_:
+        return None
+    v = literal_value(text_, None, "cuda")
+    if v is UNKNOWN:
+        t = text_.strip()
+        return TypeRef(t) if re.fullmatch(r"[\w:<>, *]+", t) else None
+    return _value_expr(v)
+
+
+LIBRARY_ROOTS = ("tl", "triton", "torch", "libdevice", "math", "numpy", "np", "os", "functools")
+
+
+class PyProgram:
+    language = "triton"
+
+    def __init__(self, sources: list[PySource]):
+        self.sources = sources
+        self.by_name: dict[str, list[tuple[PySource, PyFunction]]] = {}
+        self.tables: dict[str, dict[str, str]] = {}
+        self.module_assigns: dict[str, tuple[PySource, Node]] = {}
+        self.aliases: dict[str, str] = {}
+        for py in sources:
+            self.tables[py.file] = imports(py.tree.root_node)
+            self.aliases.update(py.aliases)
+            for fn in py.functions:
+                if not fn.is_class:
+                    self.by_name.setdefault(fn.name, []).append((py, fn))
+            for mn in py.module_nodes:
+                if mn.type != "expression_statement" or not mn.named_children:
+                    continue
+                a = mn.named_children[0]
+                if a.type != "assignment":
+                    continue
+                left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+                if left is not None and right is not None and left.type == "identifier":
+                    self.module_assigns.setdefault(text(left), (py, right))
+        self._lowered: dict[int, Func] = {}
+        self._const: dict[str, E | None] = {}
+
+    def lowering(self, py: PySource) -> PythonLowering:
+        return PythonLowering(py.file, self.tables.get(py.file, {}))
+
+    def lower(self, py: PySource, fn: PyFunction) -> Func:
+        key = id(fn.node)
+        out = self._lowered.get(key)
+        if out is None:
+            out = self.lowering(py).function(fn.node, fn.name, "jit" if fn.is_jit else "host")
+            self._lowered[key] = out
+        return out
+
+    def function(self, name: str, nargs: int) -> Func | None:
+        """A user function by (possibly module-qualified) name; library paths never are."""
+        if name.startswith((".", "(")):
+            return None
+        parts = name.split(".")
+        if len(parts) > 1 and parts[0] in LIBRARY_ROOTS:
+            return None
+        key = self.aliases.get(parts[-1], parts[-1])
+        cands = self.by_name.get(key)
+        if not cands:
+            return None
+        py, fn = cands[0]
+        return self.lower(py, fn)
+
+    def method(self, owner: str, name: str) -> Func | None:
+        return None
+
+    def constant(self, name: str) -> E | None:
+        if name in self._const:
+            return self._const[name]
+        out = None
+        hit = self.module_assigns.get(name)
+        if hit is not None:
+            py, node = hit
+            low = self.lowering(py)
+            low.locals = set()
+            out = low.expr(node)
+        self._const[name] = out
+        return out
+
+    def is_struct(self, name: str) -> bool:
+        return False
+
+    def type_alias(self, name: str) -> str | None:
+        return None
+
+
+__all__ = ["CudaProgram", "PyProgram", "Name"]

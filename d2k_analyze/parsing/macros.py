@@ -1,0 +1,199 @@
+"""Macro expansion for CUDA sources, before parsing, keeping every line where it was.
+
+Real kernels hide what they do behind macros: ``CUTLASS_PRAGMA_UNROLL`` is ``#pragma unroll``,
+``FETCH_FLOAT4(p)`` is a 128-bit load, ``#define BM 128`` is a tile size, ``WARP_REDUCE(v)`` is a
+shuffle loop. Expanding the macros a submission defines (in any of its files) lets the parser
+and the fact layer see the code the compiler sees, whatever the macros are called.
+
+Expansion is textual and line-preserving: an invocation that spans several lines is replaced by
+its expansion followed by the same number of newlines, so line numbers of everything after it
+stay right. Directive lines, comments and string literals are left alone. A macro defined twice
+with different bodies (``#ifdef`` alternatives) is ambiguous and not expanded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$")
+_TOKEN = re.compile(
+    r'(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<string>"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')|(?P<ident>[A-Za-z_]\w*)',
+    re.S,
+)
+MAX_DEPTH = 12
+MAX_GROWTH = 4  # stop expanding a text that has grown beyond this factor
+
+
+@dataclass(frozen=True)
+class Macro:
+    name: str
+    params: tuple[str, ...] | None  # None: object-like
+    body: str
+    variadic: bool = False
+
+
+def _logical_lines(text: str) -> list[str]:
+    """Directive lines joined across backslash continuations."""
+    out, buf = [], ""
+    for line in text.split("\n"):
+        if line.endswith("\\"):
+            buf += line[:-1] + " "
+            continue
+        out.append(buf + line)
+        buf = ""
+    if buf:
+        out.append(buf)
+    return out
+
+
+def collect(texts: list[str]) -> dict[str, Macro]:
+    """Every unambiguous ``#define`` in ``texts`` (object- and function-like)."""
+    found: dict[str, Macro] = {}
+    ambiguous: set[str] = set()
+    for text in texts:
+        if "define" not in text:
+            continue
+        for line in _logical_lines(text):
+            m = _DEFINE.match(line)
+            if not m:
+                continue
+            name, params, body = m.group(1), m.group(2), m.group(3)
+            body = re.sub(r"/\*.*?\*/", " ", body)
+            body = re.sub(r"//.*$", "", body).strip()
+            plist = None
+            variadic = False
+            if params is not None:
+                names = [p.strip() for p in params[1:-1].split(",") if p.strip()]
+                if names and names[-1] == "...":
+                    variadic = True
+                    names[-1] = "__VA_ARGS__"
+                plist = tuple(names)
+            macro = Macro(name, plist, body, variadic)
+            if name in found and found[name] != macro:
+                ambiguous.add(name)
+            found.setdefault(name, macro)
+    for name in ambiguous:
+        found.pop(name, None)
+    return found
+
+
+def _split_args(s: str, start: int) -> tuple[list[str], int] | None:
+    """Arguments of an invocation whose '(' is at ``start``; returns (args, index after ')')."""
+    depth, i, args, cur = 0, start, [], []
+    n = len(s)
+    while i < n:
+        ch = s[i]
+        if ch in "([{":
+            depth += 1
+            if depth > 1:
+                cur.append(ch)
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                args.append("".join(cur))
+                return [a.strip() for a in args], i + 1
+            cur.append(ch)
+        elif ch == "," and depth == 1:
+            args.append("".join(cur))
+            cur = []
+        elif ch in "\"'":
+            m = re.compile(r'"(?:[^"\\\n]|\\.)*"' if ch == '"' else r"'(?:[^'\\\n]|\\.)*'").match(s, i)
+            if m:
+                cur.append(m.group(0))
+                i = m.end()
+                continue
+            cur.append(ch)
+        else:
+            cur.append(ch)
+        i += 1
+    return None
+
+
+def _substitute(macro: Macro, args: list[str]) -> str:
+    if macro.params is None:
+        return macro.body
+    if args == [""] and not macro.params:
+        args = []
+    binding: dict[str, str] = {}
+    for i, p in enumerate(macro.params):
+        if p == "__VA_ARGS__":
+            binding[p] = ", ".join(args[i:])
+        else:
+            binding[p] = args[i] if i < len(args) else ""
+    body = macro.body
+    body = re.sub(r"#\s*([A-Za-z_]\w*)", lambda m: '"' + binding[m.group(1)].replace('"', '\\"') + '"' if m.group(1) in binding else m.group(0), body)
+    body = re.sub(r"\b([A-Za-z_]\w*)\b", lambda m: binding.get(m.group(1), m.group(1)), body)
+    return re.sub(r"\s*##\s*", "", body)
+
+
+def expand(text: str, macros: dict[str, Macro]) -> str:
+    """``text`` with every invocation of ``macros`` expanded; lines keep their numbers."""
+    if not macros:
+        return text
+    out_lines: list[str] = []
+    lines = text.split("\n")
+    i = 0
+    in_directive = False
+    code_buf: list[str] = []
+    limit = max(len(text) * MAX_GROWTH, 4096)
+
+    def flush() -> None:
+        if code_buf:
+            chunk = "\n".join(code_buf)
+            out_lines.append(_expand_chunk(chunk, macros, 0, set(), limit))
+            code_buf.clear()
+
+    while i < len(lines):
+        line = lines[i]
+        if in_directive or line.lstrip().startswith("#"):
+            flush()
+            out_lines.append(line)
+            in_directive = line.endswith("\\")
+        else:
+            code_buf.append(line)
+        i += 1
+    flush()
+    return "\n".join(out_lines)
+
+
+def _expand_chunk(s: str, macros: dict[str, Macro], depth: int, active: set[str], limit: int) -> str:
+    if depth > MAX_DEPTH or not any(name in s for name in _names_present(s, macros)):
+        return s
+    out: list[str] = []
+    pos = 0
+    for m in _TOKEN.finditer(s):
+        name = m.group("ident")
+        if name is None or name not in macros or name in active:
+            continue
+        macro = macros[name]
+        start, end = m.start(), m.end()
+        if start < pos:
+            continue
+        if macro.params is not None:
+            j = end
+            while j < len(s) and s[j] in " \t\n":
+                j += 1
+            if j >= len(s) or s[j] != "(":
+                continue
+            parsed = _split_args(s, j)
+            if parsed is None:
+                continue
+            args, end = parsed
+            args = [_expand_chunk(a, macros, depth + 1, active, limit) for a in args]
+            body = _substitute(macro, args)
+        else:
+            body = macro.body
+        replacement = _expand_chunk(body, macros, depth + 1, active | {name}, limit).replace("\n", " ")
+        newlines = s.count("\n", start, end)
+        out.append(s[pos:start])
+        out.append(replacement + "\n" * newlines)
+        pos = end
+        if sum(map(len, out)) > limit:
+            break
+    out.append(s[pos:])
+    return "".join(out)
+
+
+def _names_present(s: str, macros: dict[str, Macro]) -> list[str]:
+    return [n for n in set(re.findall(r"[A-Za-z_]\w*", s)) if n in macros]
