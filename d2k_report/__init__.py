@@ -6,6 +6,7 @@ and one self-contained HTML page with plots. Metric definitions come from
 :mod:`d2k_spec.run_metrics`; this package only joins, aggregates and renders.
 """
 
+from .profile_tables import ProfileTables, load_profile
 from .report import ReportError, build_report, write_outputs
 
-__all__ = ["ReportError", "build_report", "write_outputs"]
+__all__ = ["ProfileTables", "ReportError", "build_report", "load_profile", "write_outputs"]

@@ -8,7 +8,7 @@ unproven, and smoke-only results (CPU mode, ``--smoke``) do not make a task corr
 
 Analyze side: the ``submission`` row of ``d2k-analyze --format jsonl`` gives the implementation
 score overall and per level, the ``item`` rows the per-design-item values, and the ``unit`` and
-``property`` rows the state of each catalogue property in the submission's live kernels.
+``finding`` rows the state of each catalogue property in the submission's live kernels.
 
 Matching a result to a run's submission: by task; where a result file holds several submissions of
 one task, by the last two parts of the submission path (``<task>/<variant>``).
@@ -191,8 +191,8 @@ def apply_analysis(out: TaskOutcome, rows: list[dict], submission: Path, catalog
     out.impl_score = sub.get("score")
     out.impl_levels = {lvl: sub.get(f"score_{lvl}") for lvl in LEVELS}
     out.items = {r["item"]: r.get("value") for r in mine if r["row_type"] == "item"}
-    out.properties = property_states(
-        [r for r in mine if r["row_type"] == "unit"], [r for r in mine if r["row_type"] == "property"], catalogue
+    out.properties = property_states(  # "finding" rows; files from before the tidy tables call them "property"
+        [r for r in mine if r["row_type"] == "unit"], [r for r in mine if r["row_type"] in ("finding", "property")], catalogue
     )
     if sub.get("errors"):
         out.notes.append(f"analysis errors: {sub['errors'][:120]}")

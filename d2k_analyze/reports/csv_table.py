@@ -1,4 +1,5 @@
-"""CSV: the flat rows of :mod:`.rows`, every column in a fixed order."""
+"""CSV: every table of :mod:`.rows` on one sheet (the union of their columns, in a fixed order;
+empty where a column is not the row's table's). ``load_results`` splits it back into tables."""
 
 from __future__ import annotations
 
@@ -14,5 +15,5 @@ def render(report: Report) -> str:
     writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in rows(report):
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+        writer.writerow({k: "" if row.get(k) is None else row[k] for k in COLUMNS})
     return buf.getvalue()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..model import Status, Verdict
+from .explain import explain, lines_text
 from .result import Report, SubmissionResult, rel, resources, where
 
 MAX_WARNINGS = 8
@@ -78,10 +79,19 @@ def items_table(r: SubmissionResult) -> Table:
         return judged_items_table(r)
     rows = []
     for v in r.score.items:
-        first = where(v.evidence[0].span) if v.evidence else ""
         note = v.reason.split("; ")[-1] if "prerequisite" in v.reason else ""
-        rows.append([v.item, v.level, f"{v.weight:g}", v.final.value, first, note])
+        rows.append([v.item, v.level, f"{v.weight:g}", v.final.value, lines_text(v.evidence), note])
     return Table(["Design item", "Level", "Weight", "Verdict", "Evidence", "Note"], rows, "Design items", styled=(3,))
+
+
+def missing_block(r: SubmissionResult, report: Report) -> list[Block]:
+    """Each missing item: why (what was found instead, with its lines) and what to do."""
+    task = report.tasks.get(r.score.task) if r.score is not None else None
+    explanations = explain(r, task) if task is not None else []
+    if not explanations:
+        return []
+    return [Paragraph("Missing design items: why, and what to do"),
+            Bullets([f"{x.item} ({x.verdict.value}): {x.why()}. To do: {x.todo}" for x in explanations])]
 
 
 def judged_items_table(r: SubmissionResult) -> Table:
@@ -94,10 +104,11 @@ def judged_items_table(r: SubmissionResult) -> Table:
         cites = "; ".join(c.text() for c in ij.citations) if ij else ""
         notes = [x for x in (ij.note if ij else "", v.reason.split("; ")[-1] if "prerequisite" in v.reason else "") if x]
         rationale = (ij.rationale if ij else "")[:300]
-        rows.append([v.item, v.level, f"{v.weight:g}", static.get(v.item, "—"), judge, v.final.value, cites,
-                     rationale, "; ".join(notes)])
-    return Table(["Design item", "Level", "Weight", "Static", "Judge", "Combined", "Judge cites", "Judge rationale", "Note"],
-                 rows, "Design items", styled=(3, 4, 5))
+        static_evidence = lines_text(tuple(e for e in v.evidence if e.layer != "judge"))
+        rows.append([v.item, v.level, f"{v.weight:g}", static.get(v.item, "—"), judge, v.final.value, static_evidence,
+                     cites, rationale, "; ".join(notes)])
+    return Table(["Design item", "Level", "Weight", "Static", "Judge", "Combined", "Evidence", "Judge cites",
+                  "Judge rationale", "Note"], rows, "Design items", styled=(3, 4, 5))
 
 
 def judge_paragraph(r: SubmissionResult) -> Paragraph:
@@ -144,7 +155,7 @@ def units_table(r: SubmissionResult) -> Table:
     return Table(["Kernel", "Lang", "Where", "Live", "Properties present", "Compiled", "Notes"], rows, "Kernels", styled=(3,))
 
 
-def submission_blocks(r: SubmissionResult) -> list[Block]:
+def submission_blocks(r: SubmissionResult, report: Report) -> list[Block]:
     a = r.analysis
     blocks: list[Block] = [Heading(2, rel(a.path)), Paragraph(score_line(r))]
     if r.compiled:
@@ -153,6 +164,7 @@ def submission_blocks(r: SubmissionResult) -> list[Block]:
         blocks.append(judge_paragraph(r))
     if r.score is not None:
         blocks.append(items_table(r))
+        blocks += missing_block(r, report)
         blocks += discovery_blocks(r)
         if r.score.not_assessed:
             blocks.append(Paragraph(
@@ -228,12 +240,13 @@ def layer_blocks(layers, f) -> list[Block]:
 def build(report: Report) -> list[Block]:
     n = len(report.results)
     blocks: list[Block] = [Heading(1, "D2K-Bench static analysis")]
-    blocks.append(Paragraph(f"{n} submission{'s' if n != 1 else ''}, {sum(len(r.analysis.units) for r in report.results)} kernel units"))
+    units = sum(len(r.analysis.units) for r in report.results)
+    blocks.append(Paragraph(f"{n} submission{'s' if n != 1 else ''}, {units} kernel unit{'s' if units != 1 else ''}"))
     if report.judge_totals is not None:
         blocks.append(Paragraph(report.judge_totals.line()))
     if n > 1:
         blocks.append(summary_table(report))
     blocks += evaluation_blocks(report)
     for r in report.results:
-        blocks += submission_blocks(r)
+        blocks += submission_blocks(r, report)
     return blocks

@@ -1,4 +1,4 @@
-"""JSON Lines: one flat row per line (see :mod:`.rows`)."""
+"""JSON Lines: one row per line, each with its own table's columns (see :mod:`.rows`)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,21 @@
-"""The flat table behind JSON Lines, CSV and :func:`load_results`.
+"""The analyzer's result tables, behind JSON Lines, CSV and :func:`load_results`.
 
-One table, several row kinds told apart by ``row_type`` (so ``df[df.row_type == "item"]`` is the
-submission x design-item table):
+Tidy tables, one per kind of thing, each with its own columns (``docs/results.md`` documents every
+column); a row's ``row_type`` says which table it belongs to:
 
-* ``submission``: one per submission (score overall and per level, counts, compiled status)
-* ``item``: one per submission x design item (raw and final verdict, value, evidence, reason)
-* ``unit``: one per kernel unit (where, launched, properties present, compiled resources)
-* ``property``: one per kernel unit x property finding (status, confidence, layers, evidence)
-* ``eval_property`` / ``eval_miss``: with ``--eval-labels``, per-property metrics and disagreements
-* ``eval_layer``: with ``--eval-labels``, design-item verdicts of each layer (static, judge,
-  combined) against the labels, per property key
-* ``discovery``: with the judge and a ``design.md``, one per submission x design item
-* ``judge``: one per judge request (grading, discovery): model, prompt version, tokens, cost, error
+* ``submission`` -> **submissions**: one per submission (score overall and per level, counts,
+  compiled status, warnings and errors; with the judge, tokens and cost)
+* ``item`` -> **items**: one per submission x design item (raw and final verdict, value, evidence;
+  for a missing item, why and what to do; with the judge, its verdict, citations and rationale)
+* ``unit`` -> **units**: one per kernel unit (where, launched, properties present, compiled resources)
+* ``finding`` -> **findings**: one per kernel unit x property (status, confidence, layers, evidence)
+* ``judge`` -> **judge**: one per judge request; ``discovery`` -> **discovery**: with a design.md
+* ``eval_property`` / ``eval_layer`` / ``eval_miss`` -> **eval_properties** / **eval_layers** /
+  **eval_misses**: with ``--eval-labels``
 
-With the judge on, ``item`` rows also carry ``static`` (the static-only verdict) and the judge's
-verdict, its stated verdict before the citation check, citations, rationale and note.
-
-Every row has every column (None where it does not apply), so CSV and pandas agree.
+JSON Lines holds each row with its own table's columns only (compact: no columns of other tables);
+CSV is one sheet, so it holds the union of the columns, empty where a column is not the row's.
+Older files name the findings rows ``property``; readers accept both.
 """
 
 from __future__ import annotations
@@ -24,33 +23,41 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..model import Evidence, Status, Verdict
+from .explain import explain
 from .result import Report, SubmissionResult, rel, resources, where
 
-COLUMNS = [
-    "row_type", "submission", "task", "path",
-    # submission
-    "score", "score_L1", "score_L2", "score_L3", "units", "live_units",
-    "implemented", "partial", "missing", "not_assessed", "compiled", "warnings", "errors",
-    # item
-    "item", "level", "weight", "title", "raw", "final", "value",
-    # unit / property
-    "unit", "language", "file", "start_line", "end_line", "launched", "present", "resources",
-    "property", "status", "confidence",
-    # shared detail
-    "sources", "evidence", "reason",
-    # evaluation
-    "tp", "fp", "fn", "tn", "support", "precision", "recall", "f1", "label", "predicted",
-    # LLM judge
-    "static", "static_score", "judge_verdict", "judge_stated", "judge_citations", "judge_rationale", "judge_note",
-    "kind", "model", "prompt_version", "via", "cached", "attempts", "input_tokens", "output_tokens", "cost_usd",
-    "judge_error", "injection_flagged", "proposed", "outcome", "layer", "decided", "undecided", "accuracy",
-]
+KEYS = ["submission", "task", "path"]
+UNIT_KEYS = ["unit", "language", "file", "start_line", "end_line", "launched"]
+JUDGE_USAGE = ["model", "prompt_version", "input_tokens", "output_tokens", "cost_usd", "judge_error", "injection_flagged"]
+EVAL_COUNTS = ["tp", "fp", "fn", "tn", "support"]
+
+# row_type -> the table's columns (after row_type), in order. The one place a column is declared.
+SCHEMAS: dict[str, list[str]] = {
+    "submission": KEYS + ["score", "score_L1", "score_L2", "score_L3", "units", "live_units", "implemented", "partial",
+                          "missing", "not_assessed", "compiled", "warnings", "errors", "static_score", *JUDGE_USAGE],
+    "item": KEYS + ["item", "level", "weight", "title", "raw", "final", "value", "sources", "evidence", "reason", "why",
+                    "todo", "static", "judge_verdict", "judge_stated", "judge_citations", "judge_rationale", "judge_note"],
+    "unit": KEYS + UNIT_KEYS + ["present", "resources"],
+    "finding": KEYS + UNIT_KEYS + ["property", "status", "confidence", "sources", "evidence", "reason"],
+    "judge": KEYS + ["kind", "via", "cached", "attempts", *JUDGE_USAGE],
+    "discovery": KEYS + ["item", "level", "proposed", "final", "outcome"],
+    "eval_property": ["property", "level", *EVAL_COUNTS, "precision", "recall", "f1"],
+    "eval_layer": ["property", "layer", *EVAL_COUNTS, "f1", "accuracy", "decided", "undecided"],
+    "eval_miss": ["submission", "path", "unit", "file", "property", "label", "predicted", "evidence", "reason"],
+}
+# The name each table has in :func:`load_results`.
+TABLES = {"submission": "submissions", "item": "items", "unit": "units", "finding": "findings", "judge": "judge",
+          "discovery": "discovery", "eval_property": "eval_properties", "eval_layer": "eval_layers", "eval_miss": "eval_misses"}
+LEGACY_ROW_TYPES = {"property": "finding"}
+# CSV: one sheet with every column of every table.
+COLUMNS = ["row_type", *dict.fromkeys(c for cols in SCHEMAS.values() for c in cols)]
 
 
-def _row(**values: Any) -> dict[str, Any]:
-    unknown = set(values) - set(COLUMNS)
-    assert not unknown, f"columns not declared: {unknown}"
-    return {c: values.get(c) for c in COLUMNS}
+def _row(row_type: str, **values: Any) -> dict[str, Any]:
+    schema = SCHEMAS[row_type]
+    unknown = set(values) - set(schema)
+    assert not unknown, f"{row_type}: columns not declared: {unknown}"
+    return {"row_type": row_type, **{c: values.get(c) for c in schema}}
 
 
 def evidence_text(evidence: tuple[Evidence, ...]) -> str:
@@ -77,8 +84,8 @@ def submission_row(r: SubmissionResult) -> dict[str, Any]:
             output_tokens=sum(x.usage.output_tokens for x in r.judge.records),
             cost_usd=None if any(x.cost_usd is None for x in r.judge.records) else sum(x.cost_usd for x in r.judge.records),
         )
-    return _row(**judge,
-        row_type="submission", submission=a.name, task=a.task, path=rel(a.path),
+    return _row("submission", **judge,
+        submission=a.name, task=a.task, path=rel(a.path),
         score=s.overall if s else None,
         score_L1=s.per_level.get("L1") if s else None,
         score_L2=s.per_level.get("L2") if s else None,
@@ -96,7 +103,9 @@ def item_rows(r: SubmissionResult, report: Report) -> Iterator[dict[str, Any]]:
     task = report.tasks.get(r.score.task)
     static = {v.item: v.raw.value for v in r.static_score.items} if r.static_score else {}
     judged = r.judge.items if r.judge is not None else {}
+    missing = {x.item: x for x in explain(r, task)} if task is not None else {}
     for v in r.score.items:
+        x = missing.get(v.item)
         title = ""
         if task is not None:
             try:
@@ -104,9 +113,10 @@ def item_rows(r: SubmissionResult, report: Report) -> Iterator[dict[str, Any]]:
             except KeyError:
                 pass
         yield _row(
-            row_type="item", submission=r.analysis.name, task=r.score.task, path=rel(r.analysis.path),
+            "item", submission=r.analysis.name, task=r.score.task, path=rel(r.analysis.path),
             item=v.item, level=v.level, weight=v.weight, title=title, raw=v.raw.value, final=v.final.value,
             value=v.final.value01, sources=";".join(v.sources), evidence=evidence_text(v.evidence), reason=v.reason,
+            why=x.why() if x else None, todo=x.todo if x else None,
             **_judge_item(static.get(v.item), judged.get(v.item)),
         )
 
@@ -125,7 +135,7 @@ def judge_rows(r: SubmissionResult) -> Iterator[dict[str, Any]]:
         return
     for g in r.judge.records:
         yield _row(
-            row_type="judge", submission=r.analysis.name, task=r.analysis.task, path=rel(r.analysis.path),
+            "judge", submission=r.analysis.name, task=r.analysis.task, path=rel(r.analysis.path),
             kind=g.kind, model=g.model, prompt_version=g.prompt_version, via=g.via, cached=g.cached,
             attempts=g.attempts, input_tokens=g.usage.input_tokens, output_tokens=g.usage.output_tokens,
             cost_usd=g.cost_usd, judge_error=g.error, injection_flagged=g.injection_flagged,
@@ -139,7 +149,7 @@ def discovery_rows(r: SubmissionResult) -> Iterator[dict[str, Any]]:
         return
     for d in classify(r.judge.proposed, r.score):
         yield _row(
-            row_type="discovery", submission=r.analysis.name, task=r.score.task, path=rel(r.analysis.path),
+            "discovery", submission=r.analysis.name, task=r.score.task, path=rel(r.analysis.path),
             item=d.item, level=d.level, proposed=d.proposed.value, final=d.implemented.value, outcome=d.outcome,
         )
 
@@ -153,10 +163,10 @@ def unit_rows(r: SubmissionResult) -> Iterator[dict[str, Any]]:
             file=rel(u.file), start_line=u.span.start_line, end_line=u.span.end_line, launched=u.launched,
         )
         present = [p for p, f in ua.findings.items() if f.status == Status.PRESENT]
-        yield _row(row_type="unit", present=";".join(present), resources=resources(r.kernels.get(u.name, [])), **common)
+        yield _row("unit", present=";".join(present), resources=resources(r.kernels.get(u.name, [])), **common)
         for prop, f in ua.findings.items():
             yield _row(
-                row_type="property", property=prop, status=f.status.value, confidence=f.confidence,
+                "finding", property=prop, status=f.status.value, confidence=f.confidence,
                 sources=";".join(dict.fromkeys(e.layer for e in f.evidence)), evidence=evidence_text(f.evidence),
                 reason=f.reason, **common,
             )
@@ -168,18 +178,18 @@ def eval_rows(report: Report) -> Iterator[dict[str, Any]]:
         return
     for s in ev.scores:
         yield _row(
-            row_type="eval_property", property=s.property, level=s.level, tp=s.tp, fp=s.fp, fn=s.fn, tn=s.tn,
+            "eval_property", property=s.property, level=s.level, tp=s.tp, fp=s.fp, fn=s.fn, tn=s.tn,
             support=s.support, precision=s.precision, recall=s.recall, f1=s.f1,
         )
     if ev.layers is not None:
         for ls in ev.layers.scores:
             yield _row(
-                row_type="eval_layer", property=ls.key, layer=ls.layer, tp=ls.tp, fp=ls.fp, fn=ls.fn, tn=ls.tn,
+                "eval_layer", property=ls.key, layer=ls.layer, tp=ls.tp, fp=ls.fp, fn=ls.fn, tn=ls.tn,
                 support=ls.support, f1=ls.f1, accuracy=ls.accuracy, decided=ls.decided, undecided=ls.undecided,
             )
     for m in ev.misses:
         yield _row(
-            row_type="eval_miss", submission=m.folder, path=rel(m.folder), unit=m.unit, file=m.file,
+            "eval_miss", submission=m.folder, path=rel(m.folder), unit=m.unit, file=m.file,
             property=m.property, label=m.label, predicted=m.predicted, evidence=evidence_text(m.evidence),
             reason=m.reason,
         )

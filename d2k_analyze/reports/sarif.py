@@ -2,8 +2,11 @@
 
 One run per task (design-item ids are only unique within a task, and SARIF rule ids must be unique
 within a run). Each missing item (final verdict absent, or partial) of each submission becomes one
-result: ruleId = the design item id, the message = the item's guidance, located at the launched
-kernel's file and line span (other launched kernels as related locations).
+result: ruleId = the design item id; the message says why it is missing (what the detectors found
+instead, with lines) and what to do (:mod:`.explain`); the location is the line that matters, the
+first line a detector points at (the load that is re-read, the scalar access), with every other
+evidence line as a related location. Where no detector points at a line, the result sits on the
+first line of the launched kernel. The rule's help holds the item's full guidance.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Span, Verdict
+from .explain import Explanation, explain
 from .result import Report, SubmissionResult, rel
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -34,14 +38,20 @@ def _location(span: Span) -> dict[str, Any]:
     }
 
 
-def _spans(r: SubmissionResult) -> list[Span]:
-    """Where to point: launched kernels, else every kernel, else the submission's module."""
+def _kernel_lines(r: SubmissionResult) -> list[Span]:
+    """The first line of each launched kernel (else of every kernel, else the submission's module)."""
     units = r.analysis.live_units or r.analysis.units
     if units:
-        return [ua.unit.span for ua in units]
+        return [Span(ua.unit.span.file, ua.unit.span.start_line, ua.unit.span.start_line) for ua in units]
     path = Path(r.analysis.path)
     module = path / "submission.py" if path.is_dir() else path
     return [Span(str(module), 1, 1)]
+
+
+def _spans(r: SubmissionResult, x: Explanation) -> list[Span]:
+    """The evidence lines of the item's causes, in order and without repeats, then the kernels."""
+    spans = list(dict.fromkeys(e.span for e in x.evidence))
+    return spans + [k for k in _kernel_lines(r) if k not in spans]
 
 
 def _rule(item, task_id: str) -> dict[str, Any]:
@@ -67,18 +77,16 @@ def build(report: Report) -> dict[str, Any]:
         index = {d.id: i for i, d in enumerate(task.design)}
         out = []
         for r in results:
-            spans = _spans(r)
-            for v in r.score.items:  # type: ignore[union-attr]
-                if v.final not in LEVEL:
-                    continue
-                item = task.design_item(v.item)
+            levels = {v.item: v.level for v in r.score.items}  # type: ignore[union-attr]
+            for x in explain(r, task):
+                spans = _spans(r, x)
                 result: dict[str, Any] = {
-                    "ruleId": v.item,
-                    "ruleIndex": index[v.item],
-                    "level": LEVEL[v.final],
-                    "message": {"text": f"{item.title} ({v.level}) is {v.final.value}: {item.guidance.strip()}"},
+                    "ruleId": x.item,
+                    "ruleIndex": index[x.item],
+                    "level": LEVEL[x.verdict],
+                    "message": {"text": f"{x.item} ({levels[x.item]}) is {x.verdict.value}: {x.why()}. To do: {x.todo}"},
                     "locations": [_location(spans[0])],
-                    "properties": {"submission": r.analysis.name, "verdict": v.final.value, "reason": v.reason},
+                    "properties": {"submission": r.analysis.name, "verdict": x.verdict.value, "why": x.why(), "todo": x.todo},
                 }
                 if len(spans) > 1:
                     result["relatedLocations"] = [{"id": i, **_location(s)} for i, s in enumerate(spans[1:], 1)]

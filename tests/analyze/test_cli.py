@@ -48,7 +48,8 @@ def test_help_explains_with_examples(capsys):
         cli.main(["--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    for word in ("--task", "--format", "--out", "--jobs", "--no-compiled", "--eval-labels", "examples:", "load_results", "exit status"):
+    for word in ("--task", "--format", "--out", "--force", "--jobs", "--no-compiled", "--eval-labels", "--tasks-root",
+                 "--catalogue", "D2K_SUITE", "examples:", "load_results", "exit status (the same for every d2k command)"):
         assert word in out
 
 
@@ -82,14 +83,11 @@ def test_jsonl_out_and_parallel_jobs_agree(corpus, tmp_path):
     assert cli.main([str(corpus), "--format", "jsonl", "--out", str(one), "--jobs", "1", "--no-compiled"]) == 0
     assert cli.main([str(corpus), "--format", "jsonl", "--out", str(two), "--jobs", "2", "--no-compiled"]) == 0
     assert one.read_text() == two.read_text()
-    df = load_results(one)
-    subs = df[df.row_type == "submission"]
-    assert len(subs) == 3 and set(subs["task"]) == {"softmax"}
-    assert set(subs["compiled"]) == {"compiled layer: off (--no-compiled)"}
-    units = df[df.row_type == "unit"]
-    assert set(units["unit"]) == {"scale_kernel"}
-    if len(df[df.row_type == "item"]):  # the softmax task is loaded: one row per design item
-        assert df[df.row_type == "item"].groupby("submission").size().nunique() == 1
+    t = load_results(one)
+    assert len(t.submissions) == 3 and set(t.submissions["task"]) == {"softmax"}
+    assert set(t.submissions["compiled"]) == {"compiled layer: off (--no-compiled)"}
+    assert set(t.units["unit"]) == {"scale_kernel"}
+    assert len(t.items) and t.items.groupby("submission").size().nunique() == 1  # one row per design item
 
 
 def test_every_format_renders(corpus, tmp_path, capsys):
@@ -131,8 +129,7 @@ def test_eval_labels_prints_metrics(corpus, tmp_path, capsys):
     assert cli.main([str(corpus), "--eval-labels", "--format", "jsonl", "--out", str(out), "--no-compiled", "--jobs", "1"]) == 0
     printed = capsys.readouterr().out
     assert "macro-F1" in printed and "Per property" in printed
-    df = load_results(out)
-    assert "eval_property" in set(df.row_type)
+    assert len(load_results(out).eval_properties)
 
 
 def test_eval_labels_without_labels_is_a_usage_error(corpus, tmp_path, capsys):
