@@ -161,11 +161,11 @@ def _products(new: E, old: E):
 
 
 def _different_operands(la: list[Access], lb: list[Access]) -> bool:
+    """Two operands read at different offsets (a tile row times a tile column); the same offset
+    in two arrays (``x[i] * y[i]``) is an elementwise product, not a GEMM."""
     for x in la:
         for y in lb:
-            if x.id == y.id:
-                continue
-            if x.obj != y.obj or x.poly != y.poly:
+            if x.id != y.id and x.poly != y.poly:
                 return True
     return False
 

@@ -31,6 +31,14 @@ def padded(c) -> bool:
     return p >= 8 and 0 < c - p <= min(16, p // 2) and c != p
 
 
+def _halo(o) -> bool:
+    """Every extent grown by the same few elements: a stencil's halo, not a row-pitch pad."""
+    dims = [d for d in o.dims if d is not None]
+    if len(dims) < 2 or not all(padded(d) for d in dims):
+        return False
+    return len({d - (1 << (d.bit_length() - 1)) for d in dims}) == 1
+
+
 def _xor_or_skew(e) -> bool:
     for n in walk(e):
         if isinstance(n, Op) and n.op == "^" and len(n.args) == 2 and all(num(a) is None for a in n.args):
@@ -45,7 +53,8 @@ def _xor_or_skew(e) -> bool:
 @RULE.cuda
 def cuda(f):
     shared = [a for a in f.accesses if a.space == "shared"]
-    pads = [a for a in shared if any(padded(int(c)) for m, c in a.poly if m and c.denominator == 1 and c > 0)]
+    halos = {o.id for o in f.objects.values() if _halo(o)}
+    pads = [a for a in shared if a.obj not in halos and any(padded(int(c)) for m, c in a.poly if m and c.denominator == 1 and c > 0)]
     if pads:
         return present(pads, "padded shared-memory row pitch")
     swz = [a for a in shared if _xor_or_skew(a.off)]

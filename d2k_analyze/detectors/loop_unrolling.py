@@ -15,7 +15,7 @@ What the compiler unrolls by itself; a pragma in a comment or a dead branch.
 """
 
 from ..facts import poly as P
-from ..facts.expr import num
+from ..facts.expr import atoms, num
 from ._base import Rule, absent, present
 
 RULE = Rule("loop_unrolling")
@@ -31,9 +31,29 @@ def _unrolls(pragma: str) -> bool:
     return len(words) == 1 or words[1] not in ("0", "1")
 
 
+def _compile_time(e) -> bool:
+    return e is not None and all(k.startswith(("tparam#", "cexpr#")) for k in atoms(e))
+
+
+def _factor(pragma: str) -> int | None:
+    words = pragma.replace("(", " ").replace(")", " ").split()
+    words = words[1:] if words[:1] == ["GCC"] else words
+    return int(words[1]) if len(words) > 1 and words[1].isdigit() else None
+
+
+def _effective(lp, pragma: str) -> bool:
+    """A full ``#pragma unroll`` needs a trip count known at compile time (it does nothing on a
+    runtime-bound loop); a pragma with a factor (``unroll 4``) unrolls any loop."""
+    if not _unrolls(pragma):
+        return False
+    if (_factor(pragma) or 0) > 1:
+        return True
+    return lp.trips is not None or all(_compile_time(x) for x in (lp.init, lp.bound, lp.step))
+
+
 @RULE.cuda
 def cuda(f):
-    hits = [lp for lp in f.loops.values() if any(_unrolls(p) for p in lp.pragmas)]
+    hits = [lp for lp in f.loops.values() if any(_effective(lp, p) for p in lp.pragmas)]
     if hits:
         return present(hits, "#pragma unroll on live loops")
     manual = _manual(f)

@@ -20,7 +20,7 @@ import re
 from ..facts.expr import Call, Cast, Load, walk
 from ..facts.types import base_type, is_float32, is_low_precision
 from ._base import Rule, absent, present
-from ._queries import dots, sources
+from ._queries import cell_of, defs_of, dots, sources
 
 RULE = Rule("mixed_precision_accumulation")
 MMA_F32 = re.compile(r"(mma|wgmma)\S*\.f32\S*\.(bf16|f16|e4m3|e5m2)")
@@ -76,7 +76,7 @@ def cuda(f):
 @RULE.triton
 def triton(f):
     fp32_dot = [c for c in dots(f) if len(c.call.args) >= 3 or c.call.kwarg("acc") is not None or c.call.kwarg("out_dtype") is not None]
-    low_out = [c for c in dots(f) if "float16" in repr(c.call.kwarg("out_dtype"))]
+    low_out = [c for c in dots(f) if "float16" in repr(c.call.kwarg("out_dtype")) or _low_accumulator(f, c)]
     if fp32_dot and not low_out:
         return present(fp32_dot, "tl.dot accumulating into an fp32 tile")
     zeros = [c for c in f.calls if c.fn in ("tl.zeros", "tl.full") and "float32" in repr(c.call)]
@@ -88,6 +88,14 @@ def triton(f):
     if summed:
         return present(summed, "loads widened to float32 before summing")
     return absent("no fp32 accumulation of low-precision data visible")
+
+
+def _low_accumulator(f, c) -> bool:
+    """tl.dot accumulating into a tile that starts as half / bf16 zeros."""
+    acc = c.call.args[2] if len(c.call.args) >= 3 else c.call.kwarg("acc")
+    cell = cell_of(acc) if acc is not None else None
+    inits = [d.new for d in defs_of(f, cell)] if cell is not None else []
+    return any(isinstance(v, Call) and v.fn in ("tl.zeros", "tl.full") and re.search(r"float16|bfloat16|fp16|bf16", repr(v)) for v in inits)
 
 
 SUMS = ("tl.sum", "tl.cumsum", "tl.reduce", "tl.associative_scan")

@@ -17,7 +17,7 @@ is stored per batch without atomics); atomics used for something else.
 """
 
 from ..facts import poly as P
-from ..facts.expr import atoms
+from ..facts.expr import Num, atoms
 from ._base import Rule, absent, present
 from ._queries import gemm_loops, loads_in
 
@@ -59,10 +59,18 @@ def _proportional(a: P.Poly, b: P.Poly) -> bool:
     return bool(ta & tb)
 
 
+def _one_split(f, atom: str) -> bool:
+    """Every launch gives the slicing grid axis one block/program: no split."""
+    axis = {"x": 0, "y": 1, "z": 2}.get(atom.split(".")[1], None) if atom.startswith("bid.") else int(atom.split(".")[1])
+    if axis is None or not f.launches:
+        return False
+    return all(axis < len(lf.grid) and lf.grid[axis] == Num(1) or axis >= len(lf.grid) for lf in f.launches)
+
+
 @RULE.both
 def detect(f):
     for lid in gemm_loops(f):
-        slices = _k_slice_atoms(f, lid)
+        slices = {s for s in _k_slice_atoms(f, lid) if not _one_split(f, s)}
         if not slices:
             continue
         combine = [a for a in f.accesses if a.space == "global" and (a.kind == "atomic" or (a.kind == "store" and slices & atoms(a.off)))]

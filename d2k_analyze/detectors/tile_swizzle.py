@@ -15,6 +15,7 @@ resolves to 1 makes the remainder vanish and earns nothing.
 Row-major decomposition (``pid // n``, ``pid % n``), batch decomposition of a linear id.
 """
 
+from ..facts import poly as P
 from ..facts.expr import Op, atoms, num, walk
 from ._base import Rule, absent, present
 
@@ -68,17 +69,25 @@ def detect(f):
         return present(calls, "tl.swizzle2d")
     tile_iters = frozenset(f"iter#{lp.id}" for lp in f.loops.values() if lp.init is not None and any(k.startswith(("bid.", "pid.")) for k in atoms(lp.init)))
     tile_iters |= frozenset(f"ivar#{lp.id}" for lp in f.loops.values())
+    used = {k for a in f.accesses if a.space == "global" for k in P.terms(a.poly)}
     hits = []
-    for a in f.accesses:
-        if a.space != "global":
-            continue
-        for n in walk(a.off):
-            if isinstance(n, Op) and n.op == "+" and _swizzled(n, tile_iters):
-                hits.append(a)
+    for rec, value in [(a, a.new) for a in f.assigns] + [(a, a.off) for a in f.accesses if a.space == "global"]:
+        for n in walk(value):
+            if isinstance(n, Op) and n.op == "+" and _swizzled(n, tile_iters) and _feeds(n, used):
+                hits.append(rec)
                 break
-            if isinstance(n, Op) and n.op == "^" and all(_grid_dep(x, tile_iters) for x in n.args):
-                hits.append(a)
+            if isinstance(n, Op) and n.op == "^" and all(_grid_dep(x, tile_iters) for x in n.args) and _feeds(n, used):
+                hits.append(rec)
                 break
+        if hits:
+            break
     if hits:
         return present(hits, "tile coordinates remapped from the block id (grouped / swizzled order)")
     return absent("tiles visited in plain row-major order")
+
+
+def _feeds(e, used: set[str]) -> bool:
+    """Part of ``e`` (its quotient / remainder sub-terms) reaches a global memory offset."""
+    if P.terms(P.poly(e)) & used:
+        return True
+    return any(isinstance(n, Op) and n.op in ("%", "/", "//", "&", ">>", "^") and P.opaque_key(n) in used for n in walk(e))

@@ -95,7 +95,11 @@ def _is_thread_linear(p: Poly) -> bool:
 def poly(e: E) -> Poly:
     """The polynomial form of a resolved expression."""
     if isinstance(e, Num):
-        return const(e.v) if not isinstance(e.v, float) else const(Fraction(e.v).limit_denominator(1 << 20))
+        if isinstance(e.v, float):
+            if e.v != e.v or e.v in (float("inf"), float("-inf")):
+                return term(opaque_key(e))  # inf / nan are values, not index arithmetic
+            return const(Fraction(e.v).limit_denominator(1 << 20))
+        return const(e.v)
     if isinstance(e, Sym):
         return term(e.key)
     if isinstance(e, Cast):

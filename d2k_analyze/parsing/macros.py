@@ -8,7 +8,7 @@ and the fact layer see the code the compiler sees, whatever the macros are calle
 Expansion is textual and line-preserving: an invocation that spans several lines is replaced by
 its expansion followed by the same number of newlines, so line numbers of everything after it
 stay right. Directive lines, comments and string literals are left alone. A macro defined twice
-with different bodies (``#ifdef`` alternatives) is ambiguous and not expanded.
+(``#if`` / ``#else`` alternatives: the build's flags are unknown) takes its first definition.
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ def _logical_lines(text: str) -> list[str]:
 def collect(texts: list[str]) -> dict[str, Macro]:
     """Every unambiguous ``#define`` in ``texts`` (object- and function-like)."""
     found: dict[str, Macro] = {}
-    ambiguous: set[str] = set()
     for text in texts:
         if "define" not in text:
             continue
@@ -69,12 +68,7 @@ def collect(texts: list[str]) -> dict[str, Macro]:
                     variadic = True
                     names[-1] = "__VA_ARGS__"
                 plist = tuple(names)
-            macro = Macro(name, plist, body, variadic)
-            if name in found and found[name] != macro:
-                ambiguous.add(name)
-            found.setdefault(name, macro)
-    for name in ambiguous:
-        found.pop(name, None)
+            found.setdefault(name, Macro(name, plist, body, variadic))  # #if / #else alternatives: the first one is taken
     return found
 
 
@@ -97,6 +91,16 @@ def _split_args(s: str, start: int) -> tuple[list[str], int] | None:
         elif ch == "," and depth == 1:
             args.append("".join(cur))
             cur = []
+        elif ch == "/" and s.startswith("//", i):  # a comment inside the arguments: dropped
+            j = s.find("\n", i)
+            i = len(s) if j < 0 else j
+            cur.append(" ")
+            continue
+        elif ch == "/" and s.startswith("/*", i):
+            j = s.find("*/", i + 2)
+            i = len(s) if j < 0 else j + 2
+            cur.append(" ")
+            continue
         elif ch in "\"'":
             m = re.compile(r'"(?:[^"\\\n]|\\.)*"' if ch == '"' else r"'(?:[^'\\\n]|\\.)*'").match(s, i)
             if m:
