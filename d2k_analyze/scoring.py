@@ -18,7 +18,7 @@ Three steps, each a small pure function below.
    otherwise the item is NOT ASSESSED. E.g. all-of [present, absent, undecided] is partial either
    way; all-of [present, undecided] could be implemented or partial, so it is not assessed.
 
-   A judge verdict per item plugs in here (:func:`combine_layers`, DESIGN.md): a not-assessed
+   A judge verdict per item plugs in here (:func:`combine_layers`, docs/judge.md): a not-assessed
    static verdict takes the judge's; a static verdict decided by high-confidence properties
    stands; a medium-confidence one is a vote with the judge (agreement keeps it, disagreement
    gives partial). With no judge, the static verdict is final.

@@ -1,4 +1,4 @@
-"""Run-level and pair-level metrics over the suite's task slots (DESIGN.md "Metrics").
+"""Run-level and pair-level metrics over the suite's task slots (docs/report.md, "Metrics").
 
 Every statistic is a pure function of a list of :class:`TaskOutcome` slots (one per suite task;
 a missing task is a default outcome: incorrect, score 0, not analysed), so that the bootstrap can

@@ -1,7 +1,7 @@
 """Design discovery: which design items an agent's own notes (``<run>/<task>/design.md``) propose.
 
-DESIGN.md asks, for runs with design notes, which design items the agent proposed on its own,
-beside what it implemented. Without an LLM judge this is a documented keyword match, not a
+For runs with design notes the benchmark asks (docs/report.md) which design items the agent
+proposed on its own, beside what it implemented. Without an LLM judge this is a documented keyword match, not a
 judgment: an item counts as *proposed* when the notes mention one of its key phrases:
 
 * the item id with ``_`` read as a space (``online_softmax`` -> "online softmax");

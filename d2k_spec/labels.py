@@ -3,7 +3,7 @@
 Each labelled submission folder (under ``corpus/`` or a task's ``expert/``) says, for every kernel
 unit in it, which catalogue properties it clearly implements. Every other property that applies to
 the kernel's language counts as clearly *not* implemented, except those listed as ``undecided``
-(genuinely not decidable from the source, e.g. the Triton conventions of PROPERTIES.md). Listing
+(genuinely not decidable from the source, e.g. the Triton conventions of docs/properties.md). Listing
 what is present and what is undecidable keeps a 36-property label set short and reviewable.
 """
 

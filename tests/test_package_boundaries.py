@@ -1,4 +1,4 @@
-"""The packages' dependency contracts (DESIGN.md): the analyzer runs on a laptop with no torch, and
+"""The packages' dependency contracts (docs/architecture.md): the analyzer runs on a laptop with no torch, and
 the profiler runs on a GPU machine without the analyzer's parsers. Each check runs in a fresh
 interpreter in which the forbidden packages cannot be imported at all."""
 

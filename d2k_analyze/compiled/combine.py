@@ -1,4 +1,4 @@
-"""Combining compiled evidence with syntax findings, per kernel unit (DESIGN.md, layers 1 + 2).
+"""Combining compiled evidence with syntax findings, per kernel unit (docs/architecture.md, layers 1 + 2).
 
 Rules, applied only to CUDA units whose kernel the compiler emitted (matched by name; a template
 never instantiated or a kernel in a header nobody includes emits nothing and is left alone):

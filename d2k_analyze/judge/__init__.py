@@ -1,4 +1,4 @@
-"""The LLM rubric judge (layer 3 of DESIGN.md): grades each design item of a submission's task
+"""The LLM rubric judge (layer 3 of docs/architecture.md): grades each design item of a submission's task
 through the Anthropic API, with cached, costed, injection-checked verdicts.
 
 Modules, in the order a request flows through them:
