@@ -21,7 +21,7 @@ table { border-collapse: collapse; margin: .5em 0 1em; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: .25em .55em; text-align: left; vertical-align: top; }
 th { background: #f5f5f7; } td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .scroll { overflow-x: auto; }
-.ci { color: #666; font-size: 11px; }
+.ci { color: #666; font-size: 11px; white-space: normal; }  /* intervals may wrap: tables fit 1400 px */
 tr.pair td { background: #eef4fb; font-weight: 600; }
 td.bad { background: #fde4e4; } td.good { background: #e3f6e5; } td.meh { background: #fff4d6; }
 figure { margin: 1em 0; } figcaption { color: #555; font-size: 12px; }

@@ -67,11 +67,11 @@ def main() -> int:
         for m in missing:
             print(f"{name}: no pilot record for {m}: left unprofiled")
         folders = [os.path.relpath(p, ROOT) for p in run.submissions.values()]
-        subprocess.run([sys.executable, "-m", "d2k_analyze", *folders, "--format", "jsonl",
-                        "--out", str(run.folder / "analyze.jsonl")], check=True)
+        subprocess.run([sys.executable, "-m", "d2k_analyze", *folders, "--format", "jsonl", "--force",
+                        "--out", str(run.folder / "analyze.jsonl")], check=True)  # --force: rebuilt on purpose
     pairs = ["--pair", RUNS[0], RUNS[1]]
     runs = [str(ROOT / "examples" / "runs" / n) for n in RUNS]
-    subprocess.run([sys.executable, "-m", "d2k_report", *runs, *pairs, "--out", str(REPORT)], check=True)
+    subprocess.run([sys.executable, "-m", "d2k_report", *runs, *pairs, "--out", str(REPORT), "--force"], check=True)
     return 0
 
 
