@@ -48,7 +48,7 @@ def dots(f: KernelFacts) -> list[CallFact]:
 
 
 def mma_calls(f: KernelFacts) -> list:
-    calls = [c for c in f.calls if c.short in MMA_CALLS and c.fn not in ("gemm",) or (c.short == "gemm" and "." in c.fn)]
+    calls = [c for c in f.calls if c.short in MMA_CALLS]  # user functions are inlined: these are library MMAs
     asm = [a for a in f.asm if any(m in a.text for m in MMA_ASM)]
     return calls + asm
 

@@ -13,21 +13,30 @@ that launches the kernel and times it with CUDA events.
 A single config; offline tuning tables (JSON, YAML) read at run time.
 """
 
-from ..facts.expr import short
+from ..facts.expr import Call, short
 from ._base import Rule, absent, present
 
 RULE = Rule("autotuning")
 
 
+def _tuner(d) -> bool:
+    """``triton.autotune(...)``, or a decorator with an autotuner's interface (``configs=`` and
+    ``key=``: a library's own subclass of Triton's autotuner)."""
+    if not isinstance(d, Call):
+        return False
+    return d.fn.endswith("autotune") or {"configs", "key"} <= {k for k, _ in d.kw}
+
+
 @RULE.triton
 def triton(f):
-    tuners = [d for d in f.decorators if getattr(d, "fn", "").endswith("autotune")]
+    tuners = [d for d in f.decorators if _tuner(d)]
     if not tuners:
-        return absent("no @triton.autotune")
-    n = len(f.configs)
-    distinct = {repr(sorted((k, tuple(v)) for k, v in cfg.items())) for cfg in f.configs}
-    if n >= 2 and len(distinct) >= 2 or any(len(v) > 1 for cfg in f.configs for v in cfg.values()):
-        return present([f.loc], f"@triton.autotune over {n} config forms")
+        return absent("no autotuner")
+    if not f.configs:
+        return present([f.loc], "autotuner over configurations built outside this source (a table or a runtime lookup)")
+    distinct = {repr(sorted((k, tuple(map(repr, v))) for k, v in cfg.items())) for cfg in f.configs}
+    if len(distinct) >= 2 or any(len(v) > 1 for cfg in f.configs for v in cfg.values()):
+        return present([f.loc], f"autotuner over {len(f.configs)} config forms")
     return absent("autotune with a single configuration")
 
 

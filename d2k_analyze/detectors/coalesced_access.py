@@ -7,10 +7,12 @@ the lane, ``threadIdx.x % 32``) is one element of the access type. 0 only for an
 strided pattern: a lane coefficient that is a row length or any constant above one.
 
 ## How it is detected
-Each global load's offset is a polynomial over atoms (``tid.x``, ``lane``, ``iter#k``,
-``param#i``...); the coefficient of the lane decides: 1 = contiguous, 0 = broadcast (neutral),
-anything else = strided. Present when a main load is contiguous and none is strided; absent
-when the main loads are strided; loads through ``cp.async`` and TMA count like any other.
+Each main global load's offset is evaluated for the 32 lanes of a warp (other atoms at
+representative values): consecutive lanes one element apart is contiguous, all equal is a
+broadcast, anything else strided (when the offset cannot be evaluated, the lane's coefficient in
+its polynomial form decides). Absent when strided main loads outnumber contiguous ones; present
+otherwise, including traffic that only goes through library tile copies or TMA (no strided
+pattern is visible, and the property is 0 only for an obviously strided one).
 
 ## Not to be confused with
 A block-stride loop (``i = tid; i < n; i += blockDim.x``): its lane coefficient is 1, coalesced.
@@ -51,9 +53,10 @@ def _tile_fills(f) -> set[int]:
 def cuda(f):
     loads = [a for a in f.accesses if a.space == "global" and a.kind in ("load", "rmw")]
     if not loads:
-        stores = [a for a in f.accesses if a.space == "global" and a.kind == "store"]
-        loads = stores
+        loads = [a for a in f.accesses if a.space == "global" and a.kind == "store"]
     if not loads:
+        if f.calls or f.asm:
+            return present([f.loc], "global traffic only through library tile copies / TMA: no strided pattern visible")
         return absent("no global memory accesses")
     hot = {x.id for x in mac_sources(f) if x.space == "global"} | _tile_fills(f)
     depth = max(len(a.loops) for a in loads)
@@ -61,11 +64,7 @@ def cuda(f):
     kinds = {a.id: _classify(a) for a in loads}
     unit = [a for a in main if kinds[a.id] == "unit"]
     strided = [a for a in main if kinds[a.id] == "strided"]
-    if unit and len(strided) <= len(unit):
-        return present(unit, "consecutive lanes load consecutive elements")
-    if strided:
+    if strided and len(strided) > len(unit):
         return absent("lanes load elements a row or stride apart", strided)
-    any_unit = [a for a in loads if kinds[a.id] == "unit"]
-    if any_unit:
-        return present(any_unit, "consecutive lanes load consecutive elements")
-    return absent("no lane-contiguous global loads", main[:2])
+    evidence = unit or [a for a in loads if kinds[a.id] == "unit"] or main[:1]
+    return present(evidence, "consecutive lanes load consecutive elements" if unit else "no strided pattern in the main loads")

@@ -17,12 +17,20 @@ back once, or as reduction scratch; arrays never read.
 """
 
 from ..facts import poly as P
-from ..facts.expr import Load, walk
+from ..facts.expr import Load, atoms, walk
 from ._base import Rule, absent, not_applicable, present
 from ._queries import dots, loads_in, mac_sources, mma_calls
 
 RULE = Rule("smem_tiling")
 FRAGMENT_LOADS = ("load_matrix_sync", "ldmatrix", "copy", "load", "load_async", "mma_sync", "mma", "gemm", "wgmma")
+TILE_COPIES = ("copy", "cp_async", "copy_if")
+
+
+def in_shared(f, e) -> bool:
+    """``e`` refers to shared memory: a shared object's pointer or load, a CuTe smem pointer."""
+    shared = {f"obj#{o.id}" for o in f.objects.values() if o.space == "shared"}
+    keys = atoms(e)
+    return bool(keys & shared) or "space:shared" in keys
 
 
 def filled_from_global(f, obj: int) -> list:
@@ -76,9 +84,10 @@ def cuda(f):
         reuse = _reused(f, obj)
         if reuse:
             return present(fills[:1] + reuse[:2], "global tiles staged in shared memory and reused")
-    mma_from_shared = [c for c in mma_calls(f) if hasattr(c, "call") and any(isinstance(n, Load) and n.space == "shared" for n in walk(c.call))]
-    if mma_from_shared:
-        return present(mma_from_shared, "MMA operands read from shared-memory tiles")
+    mma_from_shared = [c for c in mma_calls(f) if hasattr(c, "call") and in_shared(f, c.call)]
+    copies_in = [c for c in f.calls if c.short in TILE_COPIES and c.call.args and in_shared(f, c.call.args[-1]) or c.short in ("load", "load_async") and c.call.args and in_shared(f, c.call.args[0])]
+    if mma_from_shared and (copies_in or any(a.space == "shared" and a.kind == "store" for a in f.accesses)):
+        return present(mma_from_shared[:1] + copies_in[:1], "MMA operands read from shared-memory tiles filled from global memory")
     return absent("shared memory only reorders, caches data read once, or holds reduction scratch")
 
 

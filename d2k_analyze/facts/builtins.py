@@ -484,6 +484,8 @@ def _memory_semantics(interp, call: Call, loc: Loc) -> E | None:
         if dst is not None:
             interp.record_access(dst, "store", loc, via="async")
         return Num(0)
+    if s in ("__cvta_generic_to_shared", "cvta_to_shared", "__cvta_generic_to_global", "smem_u32addr", "cast_smem_ptr_to_uint") and args:
+        return _bytes(interp, args[0])
     if s in ("load_matrix_sync",) and len(args) >= 2:
         ptr = interp.as_ptr(args[1])
         if ptr is not None:
@@ -501,11 +503,12 @@ def _memory_semantics(interp, call: Call, loc: Loc) -> E | None:
     return None
 
 
-def asm_accesses(interp, s, inputs: list[E]) -> None:
+def asm_accesses(interp, s, inputs: list[E]) -> list[E]:
     """Loads/stores an inline-PTX statement makes through its operands: ``cp.async`` reads global
-    and writes shared, ``ld.global``/``st.shared`` and friends read or write their address."""
+    and writes shared, ``ld.global``/``st.shared`` and friends read or write their address.
+    Returns the values the statement's outputs receive, where the PTX defines them (a loaded
+    element, an address conversion); empty otherwise."""
     text = s.text
-    ops = list(s.outputs) + list(inputs)
     if "cp.async" in text and "bulk" not in text:
         m = re.search(r"\[\s*%(\d+)\s*\]\s*,\s*\[\s*%(\d+)\s*\]", text)
         if m:
@@ -515,18 +518,45 @@ def asm_accesses(interp, s, inputs: list[E]) -> None:
                 interp.record_access(src, "load", s.loc, via="async")
             if dst is not None:
                 interp.record_access(dst, "store", s.loc, via="async")
-        return
-    for m in re.finditer(r"\b(ld|st)\.(?:global|shared)(?:\.\w+)*\s+([^;]*);", text):
-        addr = re.search(r"\[\s*%(\d+)", m.group(2))
+        return []
+    if re.search(r"\bcvta(\.to)?\.shared|\bcvta(\.to)?\.global", text) and len(s.outputs) == 1 and inputs:
+        return [_bytes(interp, inputs[0])]  # an address space conversion keeps the address
+    values: list[E] = []
+    for m in re.finditer(r"\bldmatrix(?:\.\w+)*\s*([^;]*);|\bstmatrix(?:\.\w+)*\s*([^;]*);", text):
+        operands = m.group(1) or m.group(2)
+        addr = re.search(r"\[\s*%(\d+)", operands)
+        ptr = _operand_ptr(interp, inputs, int(addr.group(1)) - len(s.outputs)) if addr else None
+        if ptr is not None:
+            acc = interp.record_access(ptr, "load" if m.group(1) else "store", s.loc, via="asm", elem="asm16")
+            if m.group(1):
+                values.append(Load(acc.obj, acc.space, acc.id))
+    for m in re.finditer(r"\b(ld|st)\.(global|shared)((?:\.\w+)*)\s*([^;]*);", text):
+        addr = re.search(r"\[\s*%(\d+)", m.group(4))
         if not addr:
             continue
-        i = int(addr.group(1)) - len(s.outputs)
-        ptr = _operand_ptr(interp, inputs, i)
-        if ptr is not None:
-            width = re.search(r"\.v(\d)\.(?:[bfsu])(\d+)", m.group(0))
-            elem = f"asm{int(width.group(1)) * int(width.group(2)) // 8}" if width else None
-            interp.record_access(ptr, "load" if m.group(1) == "ld" else "store", s.loc, via="asm", elem=elem)
-    del ops
+        ptr = _operand_ptr(interp, inputs, int(addr.group(1)) - len(s.outputs))
+        if ptr is None:
+            continue
+        width = re.search(r"\.v(\d)\.(?:[bfsu])(\d+)", m.group(0))
+        scalar = re.search(r"\.(?:[bfsu])(\d+)\b", m.group(3))
+        nbytes = int(width.group(1)) * int(width.group(2)) // 8 if width else (int(scalar.group(1)) // 8 if scalar else None)
+        elem = f"asm{nbytes}" if nbytes else None
+        acc = interp.record_access(ptr, "load" if m.group(1) == "ld" else "store", s.loc, via="asm", elem=elem)
+        if m.group(1) == "ld":
+            values.append(Load(acc.obj, acc.space, acc.id))
+    return values
+
+
+def _bytes(interp, v: E) -> E:
+    """A pointer expressed in bytes (what ``cvta`` / ``__cvta_generic_to_shared`` return)."""
+    from .types import size_of
+
+    p = interp.as_ptr(v) if not isinstance(v, Ptr) else v
+    if not isinstance(p, Ptr):
+        return v
+    size = size_of(p.elem, interp.int_of) if p.elem else None
+    off = binop("*", (p.off, Num(size))) if size else p.off
+    return Ptr(p.obj, "char", off, ())
 
 
 def _operand_ptr(interp, inputs: list[E], i: int) -> Ptr | None:

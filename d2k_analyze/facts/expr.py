@@ -189,8 +189,12 @@ def short(fn: str) -> str:
     return fn.rsplit(".", 1)[-1]
 
 
+SPACE_MARKERS = {"make_smem_ptr": "space:shared", "make_gmem_ptr": "space:global", "make_tmem_ptr": "space:tmem", "make_rmem_ptr": "space:local"}
+
+
 def atoms(e: E) -> frozenset[str]:
-    """Every atom key ``e`` depends on (Sym keys and their deps, loads as ``load:<space>``)."""
+    """Every atom key ``e`` depends on: Sym keys and their deps, loads as ``load:<space>`` and
+    ``obj#<n>``, pointers as ``obj#<n>``, CuTe-style pointer makers as ``space:<space>``."""
     out: set[str] = set()
     for n in walk(e):
         if isinstance(n, Sym):
@@ -199,6 +203,10 @@ def atoms(e: E) -> frozenset[str]:
         elif isinstance(n, Load):
             out.add("load:" + n.space)
             out.add(f"obj#{n.obj}")
+        elif isinstance(n, Ptr):
+            out.add(f"obj#{n.obj}")
+        elif isinstance(n, Call) and short(n.fn) in SPACE_MARKERS:
+            out.add(SPACE_MARKERS[short(n.fn)])
     return frozenset(out)
 
 

@@ -126,11 +126,15 @@ class Interp:
 
     def implicit_object(self, base: E) -> Ptr:
         """A pointer whose origin is not visible (a struct field of a parameter, a pointer loaded
-        from memory): one implicit global object per distinct base value."""
+        from memory, a library allocator's result): one implicit object per distinct base value,
+        in shared memory when the base derives from shared memory, else global."""
         key = repr(base)[:200]
         oid = self.param_objs.get(key)
         if oid is None:
-            oid = self.new_obj("global", "", (), self.f.loc, "implicit")
+            keys = atoms(base)
+            shared = {f"obj#{o.id}" for o in self.f.objects.values() if o.space == "shared"}
+            space = "shared" if keys & shared or "space:shared" in keys or "load:shared" in keys else "global"
+            oid = self.new_obj(space, "", (), self.f.loc, "implicit")
             self.param_objs[key] = oid
         return Ptr(oid, "", ZERO)
 
@@ -191,6 +195,9 @@ class Interp:
             if target is not None:
                 self.bind(d.name, target)
                 return
+            # a reference bound to a call's result (``T (&tiles)[2] = alloc.allocate<T, 2>()``) names that value
+            self.bind(d.name, self.new_cell(self.cap(self.ev(d.init, d.loc)), t))
+            return
         if "__shared__" in d.quals or (d.dims and "__constant__" not in d.quals):
             space = "shared" if "__shared__" in d.quals else "local"
             dims = tuple(self.ev(x, d.loc) if x is not None else None for x in d.dims)
@@ -390,11 +397,11 @@ class Interp:
     def asm(self, s: Asm) -> None:
         ins = [self.ev(x, s.loc) for x in s.inputs]
         self.f.asm.append(AsmFact(s.text, s.loc, tuple(self.loops), tuple(self.guards)))
-        builtins.asm_accesses(self, s, ins)
+        produced = builtins.asm_accesses(self, s, ins)
         deps = frozenset().union(*(atoms(v) for v in ins)) if ins else frozenset()
         for i, out in enumerate(s.outputs):
             cell = self.lvalue_cell(out, s.loc)
-            value = Sym(f"asm#{len(self.f.asm)}.{i}", deps | {"asm"})
+            value = produced[min(i, len(produced) - 1)] if produced else Sym(f"asm#{len(self.f.asm)}.{i}", deps | {"asm"})
             if cell is not None:
                 self.set_value(cell, value)
                 self.f.assigns.append(Assignment(s.loc, cell.id, None, "=", value, None, value, tuple(self.loops), tuple(self.guards), cell.type))
@@ -620,7 +627,7 @@ class Interp:
                 if fn is not None:
                     return self.inline(fn, list(e.args), loc, targs=e.targs)
         cell = self.lookup(e.fn) if "." not in e.fn else None
-        if cell is not None and isinstance(cell.value, (Lambda, TypeRef)):
+        if cell is not None:  # a local called like a function: a lambda, a functor, a CuTe tensor view
             return self.call_value(cell.value, list(e.args), loc, e)
         for fr in reversed(self.frames):
             bound = fr.tbind.get(e.fn)

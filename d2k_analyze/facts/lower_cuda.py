@@ -168,14 +168,34 @@ class CudaLowering:
             return [s for c in n.named_children if c.type not in ("identifier", "preproc_defined") and c is not n.child_by_field_name("condition") for s in self.stmt(c)]
         if t == "gnu_asm_expression":
             return [self.asm(n)]
+        if t == "function_definition":  # MACRO(args) { body }: a loop or scope macro the file does not define
+            return self.macro_block(n)
         if t in ("break_statement", "continue_statement", "goto_statement", "comment", "type_definition",
                  "alias_declaration", "using_declaration", "static_assert_declaration", "preproc_call",
                  "preproc_def", "preproc_function_def", "namespace_alias_definition", "struct_specifier",
-                 "class_specifier", "enum_specifier", "template_declaration", "function_definition"):
+                 "class_specifier", "enum_specifier", "template_declaration"):
             return []
         if t == "try_statement":
             return self.block(n.child_by_field_name("body"))
         return []
+
+    def macro_block(self, n: Node) -> list[Stmt]:
+        """A statement ``NAME(args) { body }`` whose macro is defined outside the submission. The
+        frameworks' element loops (``CUDA_KERNEL_LOOP(i, n)``, ``CUDA_1D_KERNEL_LOOP_T(T, i, n)``)
+        are grid-stride loops over ``i`` by their (library) definition; any other is a scope."""
+        decl = n.child_by_field_name("declarator")
+        body = self.block(n.child_by_field_name("body"))
+        name = text(decl.child_by_field_name("declarator")) if decl is not None else ""
+        plist = decl.child_by_field_name("parameters") if decl is not None else None
+        args = [" ".join(text(p).split()) for p in (plist.named_children if plist is not None else [])]
+        if "KERNEL_LOOP" not in name or len(args) < 2:
+            return body
+        var, bound = (args[1], args[2]) if len(args) >= 3 and not args[0].isidentifier() or len(args) >= 3 and args[0][0].isupper() else (args[0], args[1])
+        loc = self.loc(n)
+        start = Op("+", (Op("*", (Sym("bid.x"), Sym("bdim.x"))), Sym("tid.x")))
+        init = [Decl(loc, var, "int64_t", init=start)]
+        update = [Assign(loc, Name(var), "+=", Op("*", (Sym("bdim.x"), Sym("gdim.x"))))]
+        return [Loop(loc, "for", body, init, Op("<", (Name(var), Name(bound) if bound.isidentifier() else Name(bound))), update)]
 
     def stmt_body(self, n: Node) -> list[Stmt]:
         body = n.child_by_field_name("body")
@@ -231,6 +251,9 @@ class CudaLowering:
         if t == "assignment_expression":
             op = text(e.child_by_field_name("operator"))
             left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
+            declared = _misparsed_reference_decl(left) if op == "=" else None
+            if declared:  # `Tile<64,64> (&tiles)[2] = alloc.allocate<...>()` parsed as an expression
+                return [Decl(loc, declared, "auto&", init=self.expr(right), ref=True)]
             if right is not None and right.type == "assignment_expression":  # a = b = c
                 inner = self.expr_stmt(right, at)
                 target = right.child_by_field_name("left")
@@ -400,6 +423,25 @@ class CudaLowering:
         if parts[0] in self.aliases:
             parts = self.aliases[parts[0]].split("::") + parts[1:]
         return ".".join(parts)
+
+
+def _misparsed_reference_decl(left: Node | None) -> str:
+    """The name in ``Type<...> (&name)[N]`` when the grammar read the declaration as a call."""
+    if left is None or left.type != "subscript_expression":
+        return ""
+    call = left.child_by_field_name("argument")
+    if call is None or call.type != "call_expression":
+        return ""
+    fn = call.child_by_field_name("function")
+    args = call.child_by_field_name("arguments")
+    if fn is None or fn.type not in ("template_function", "qualified_identifier") or args is None or args.named_child_count != 1:
+        return ""
+    arg = args.named_children[0]
+    if arg.type == "pointer_expression" and text(arg.child_by_field_name("operator")) == "&":
+        inner = arg.child_by_field_name("argument")
+        if inner is not None and inner.type == "identifier":
+            return text(inner)
+    return ""
 
 
 def _type_text(targs: tuple[E, ...]) -> str:

@@ -77,12 +77,14 @@ class CudaProgram:
         cands = self.by_name.get(short)
         if not cands:
             return None
-        if nargs >= 0:
-            for fn in cands:
-                if len(fn.params) == nargs:
-                    return self.lower(fn)
-        body_cands = [f for f in cands if f.node.child_by_field_name("body") is not None]
-        return self.lower((body_cands or cands)[0])
+        body_cands = [f for f in cands if f.node.child_by_field_name("body") is not None] or cands
+        if nargs < 0:
+            return self.lower(body_cands[0])
+        for fn in body_cands:  # overloads: the one whose arity fits (defaults may be left out)
+            required = sum(1 for _, t in fn.params if "=" not in t)
+            if required <= nargs <= len(fn.params) or (fn.params and "..." in fn.params[-1][1]):
+                return self.lower(fn)
+        return None
 
     def method(self, owner: str, name: str) -> Func | None:
         fn = self.methods.get((owner, name))

@@ -16,7 +16,7 @@ from .treesitter import Node, error_rows, parse, text, walk
 
 # Attribute macros the grammar cannot parse; blanked (same length, newlines kept) before parsing.
 _ATTRIBUTE_RE = re.compile(
-    r"__cluster_dims__\s*\([^()]*\)|__maxnreg__\s*\([^()]*\)|__launch_bounds__\s*\([^(),]*,[^(),]*,[^()]*\)|__align__\s*\([^()]*\)"
+    r"__cluster_dims__\s*\([^()]*\)|__maxnreg__\s*\([^()]*\)|__launch_bounds__\s*\([^(),]*,[^(),]*,[^()]*\)|__align__\s*\((?:[^()]|\([^()]*\))*\)"
 )
 # `#pragma` lines are blanked before parsing (a pragma between a `for` header and its body breaks
 # the grammar) and kept with their row and byte offset; `enum : int {` loses its base type.

@@ -17,22 +17,29 @@ def module_constants(py: PySource) -> dict[str, object]:
     return liveness.resolve_constants(py.constants, "python")
 
 
-def _resolve_value_node(node: Node, py: PySource) -> list[Node]:
-    """Where configs actually live: a list literal, a module-level list, or a config-building function."""
+def _resolve_value_node(node: Node, py: PySource, others: list[PySource] = ()) -> list[Node]:
+    """Where configs actually live: a list literal, a module-level list, or a config-building
+    function (in this module or another module of the submission)."""
+    modules = [py] + [o for o in others if o is not py]
     if node.type == "identifier":
         name = text(node)
-        for mn in py.module_nodes:
-            for n in walk(mn):
-                if n.type == "assignment" and text(n.child_by_field_name("left")) == name:
-                    return [n.child_by_field_name("right") or n]
-        for fn in py.functions:
-            if fn.name == name:
-                return [fn.node]
+        for mod in modules:
+            for mn in mod.module_nodes:
+                for n in walk(mn):
+                    if n.type == "assignment" and text(n.child_by_field_name("left")) == name:
+                        return [n.child_by_field_name("right") or n]
+            for fn in mod.functions:
+                if fn.name == name:
+                    return [fn.node]
     if node.type == "call":
         callee = py_name(node.child_by_field_name("function")).split(".")[-1]
-        for fn in py.functions:
-            if fn.name == callee:
-                return [fn.node]
+        for mod in modules:
+            for fn in mod.functions:
+                if fn.name == callee:
+                    return [fn.node]
+    if node.type == "binary_operator":  # configs_a() + configs_b() / [..] + helper()
+        return [r for side in ("left", "right") if node.child_by_field_name(side) is not None
+                for r in _resolve_value_node(node.child_by_field_name(side), py, others)]
     return [node]
 
 
@@ -51,6 +58,11 @@ def _comprehension_values(node: Node, consts: dict[str, object]) -> dict[str, li
             if left is None or right is None:
                 continue
             vals = liveness.literal_value(text(right), consts)
+            if vals is UNKNOWN and right.type == "call" and py_name(right.child_by_field_name("function")) == "range":
+                bounds, _ = py_args(right)
+                nums = [liveness.literal_value(b, consts) for b in bounds]
+                if nums and all(isinstance(v, int) for v in nums) and len(nums) <= 3:
+                    vals = list(range(*nums))[:64]
             if vals is UNKNOWN and right.type == "identifier":
                 vals = _local_value(p, text(right), consts)
             if isinstance(vals, (list, tuple)) and left.type == "identifier":
@@ -71,6 +83,12 @@ def _local_value(node: Node, name: str, consts: dict[str, object]) -> object:
     for n in walk(scope):
         if n.type == "assignment" and text(n.child_by_field_name("left")) == name:
             right = n.child_by_field_name("right")
+            if right is not None and right.type == "conditional_expression":
+                # X if flag else Y with an unknown flag: either list; the configs are as many
+                branches = [c for c in right.named_children if c.type != "comment"]
+                values = [liveness.literal_value(text(b), consts) for b in (branches[0], branches[-1])]
+                lists = [v for v in values if isinstance(v, (list, tuple))]
+                return max(lists, key=len) if lists else UNKNOWN
             if right is not None:
                 return liveness.literal_value(text(right), consts)
     return UNKNOWN
@@ -106,7 +124,7 @@ def _factory_bindings(call: Node, factory: PyFunction, consts: dict[str, object]
     return out
 
 
-def autotune_configs(fn: PyFunction, py: PySource, consts: dict[str, object]) -> tuple[list[dict[str, list[object]]], int]:
+def autotune_configs(fn: PyFunction, py: PySource, consts: dict[str, object], others: list[PySource] = ()) -> tuple[list[dict[str, list[object]]], int]:
     """Autotune configs: per config, each key's possible values (comprehension variables expanded).
 
     Configs may be written inline, in a module-level list, built by a function, or made by a small
@@ -128,7 +146,7 @@ def autotune_configs(fn: PyFunction, py: PySource, consts: dict[str, object]) ->
                 value = a
         if value is None:
             continue
-        for holder in _resolve_value_node(value, py):
+        for holder in _resolve_value_node(value, py, others):
             for n in walk(holder):
                 if n.type != "call":
                     continue
@@ -148,6 +166,9 @@ def autotune_configs(fn: PyFunction, py: PySource, consts: dict[str, object]) ->
                 for k, v in items:
                     if v.strip() in loopvars:
                         cfg[k] = list(loopvars[v.strip()])
+                    elif len(loopvars) == 1 and liveness.literal_value(v, env) is UNKNOWN:
+                        (var, vals), = loopvars.items()  # num_warps=2 ** i over i in range(6)
+                        cfg[k] = [liveness.literal_value(v, {**env, var: x}) for x in vals]
                     else:
                         cfg[k] = [liveness.literal_value(v, env)]
                 count = 1

@@ -108,7 +108,7 @@ def triton_units(parsed: ParsedSubmission, py_reach: set[str], program=None, hos
             continue  # a helper: analysed as part of the kernels that call it
         for py, fn in pairs:
             consts = module_constants(py)
-            configs, _n_configs = autotune_configs(fn, py, consts)
+            configs, _n_configs = autotune_configs(fn, py, consts, parsed.python)
             heuristics: set[str] = set()
             for expr in fn.decorator_exprs():
                 if expr.type == "call" and py_name(expr.child_by_field_name("function")).endswith("heuristics"):
