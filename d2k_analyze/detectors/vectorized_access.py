@@ -25,4 +25,10 @@ def cuda(f):
     hits += [a for a in f.accesses if a.space in ("global", "shared") and not is_vector(a.elem) and "<" in a.elem and (size_of(a.elem) or 0) >= 8]
     if hits:
         return present(hits, f"wide accesses ({hits[0].elem or 'vector'})")
+    wide_atoms = sorted(n for n in f.lib_names | f.host_names if n.split(".")[-1] in WIDE_COPY_TYPES)
+    if wide_atoms:
+        return present([f.loc], f"copies through a {wide_atoms[0]} copy atom / vector type")
     return absent("scalar accesses only")
+
+
+WIDE_COPY_TYPES = {"uint128_t", "uint256_t", "float4", "int4", "uint4", "double2", "longlong2", "ulonglong2"}

@@ -289,6 +289,9 @@ def cast(interp, type_: str, value: E) -> E:
     t = interp.resolve_type(type_)
     if "*" in t and isinstance(value, (Ptr,)):
         return Ptr(value.obj, base_type(t), _rescale(value, t, interp), ())
+    if "*" in t and isinstance(value, (Sym, Attr, Load, Call)) and not (isinstance(value, Call) and value.fn == "__cvta_generic_to_shared"):
+        p = interp.implicit_object(value)  # a pointer whose origin is not visible (a struct member, a loaded pointer)
+        return Ptr(p.obj, base_type(t), p.off, ())
     if "*" in t and isinstance(value, Call) and value.fn == "__cvta_generic_to_shared":
         return value
     if "*" not in t and re.search(r"\b(int|long|size_t|unsigned|int32_t|int64_t|uint32_t|uint64_t|short|char|int8_t|uint8_t|index_t|uintptr_t)\b", t):
@@ -334,6 +337,8 @@ def library_call(interp, e: Call, loc: Loc, base: E | None = None) -> E:
     fn = _canonical(e.fn)
     if fn in launches.LAUNCHERS:
         return launches.record(interp, e, loc)
+    if fn.startswith("ctor:"):
+        interp.note_type(fn[5:])  # library types constructed as values (CuTe copy / MMA atoms)
     if base is not None:
         args = (base,) + tuple(interp.ev(a, loc) for a in e.args[1:])
     else:

@@ -619,6 +619,10 @@ class Interp:
                 fn = self.p.method(owner, method)
                 if fn is not None:
                     return self.inline(fn, list(e.args[1:]), loc, targs=e.targs, this=e.args[0])
+            elif self.lang == "cuda" and isinstance(base, Sym):  # an object of an unbound template type
+                fn = self.p.method_by_name(method, len(e.args) - 1)
+                if fn is not None:
+                    return self.inline(fn, list(e.args[1:]), loc, targs=e.targs, this=e.args[0])
             return builtins.library_call(self, e, loc, base=base)
         if "." in e.fn:  # Struct::method(...) / Struct<T>::method(...)
             owner, _, method = e.fn.rpartition(".")

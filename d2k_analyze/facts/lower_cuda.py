@@ -399,7 +399,7 @@ class CudaLowering:
         if fn.type == "field_expression":
             base = fn.child_by_field_name("argument")
             fld = fn.child_by_field_name("field")
-            fname = _strip_targs(text(fld)) if fld is not None else "?"
+            fname = _strip_targs(text(fld)).replace("template ", "").strip() if fld is not None else "?"
             if fld is not None and fld.type == "template_method":
                 tal = fld.child_by_field_name("arguments")
                 targs = tuple(self._targ(a) for a in (tal.named_children if tal is not None else []))

@@ -81,14 +81,24 @@ class CudaProgram:
         if nargs < 0:
             return self.lower(body_cands[0])
         for fn in body_cands:  # overloads: the one whose arity fits (defaults may be left out)
-            required = sum(1 for _, t in fn.params if "=" not in t)
-            if required <= nargs <= len(fn.params) or (fn.params and "..." in fn.params[-1][1]):
-                return self.lower(fn)
+            func = self.lower(fn)
+            required = sum(1 for p in func.params if p.default is None)
+            if required <= nargs <= len(func.params) or any("..." in p.type for p in func.params):
+                return func
         return None
 
     def method(self, owner: str, name: str) -> Func | None:
         fn = self.methods.get((owner, name))
         return self.lower(fn) if fn is not None else None
+
+    def method_by_name(self, name: str, nargs: int) -> Func | None:
+        """A method of some user struct, when the object's type is a template parameter the
+        interpreter could not bind (``LOAD load; load.template load<N>(...)``): the struct
+        methods of that name and arity are the only candidates the code can be calling."""
+        for (owner, mname), fn in self.methods.items():
+            if mname == name and (nargs < 0 or len(fn.params) == nargs):
+                return self.lower(fn)
+        return None
 
     def constant(self, name: str) -> E | None:
         if name in self._const:
@@ -180,6 +190,9 @@ class PyProgram:
         return self.lower(py, fn)
 
     def method(self, owner: str, name: str) -> Func | None:
+        return None
+
+    def method_by_name(self, name: str, nargs: int) -> Func | None:
         return None
 
     def constant(self, name: str) -> E | None:

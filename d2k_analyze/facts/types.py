@@ -67,9 +67,12 @@ def is_vector(t: str, resolve=None) -> bool:
     if b in VECTOR or short in VECTOR:
         return True
     m = re.fullmatch(r"[\w:]+<\s*([^,<>]+?)\s*,\s*([^<>]+?)\s*>", b)
-    if m:
-        n = resolve(m.group(2)) if resolve else (int(m.group(2)) if m.group(2).isdigit() else None)
-        return isinstance(n, int) and n >= 2 and size_of(m.group(1)) is not None
+    if m:  # Pack<T, N>: N elements moved as one access (N a compile-time count, not 1)
+        count = m.group(2).strip()
+        n = resolve(count) if resolve else (int(count) if count.isdigit() else None)
+        if isinstance(n, int):
+            return n >= 2
+        return count.isidentifier() and count not in ("true", "false")
     return False
 
 
