@@ -22,8 +22,8 @@ from ._base import Rule, absent, present
 
 RULE = Rule("kernel_fusion")
 COMBINATIONS = (
-    ("gemm", "softmax"), ("gemm", "activation"), ("gemm", "add"), ("gemm", "norm"), ("gated",), ("add", "norm"),
-    ("add", "activation"), ("softmax", "loss"), ("mask", "softmax"), ("add", "softmax"), ("softmax", "dropout"),
+    ("gemm", "softmax"), ("gemm", "activation"), ("gemm", "bias"), ("gemm", "norm"), ("gated",), ("add", "norm"),
+    ("add", "activation"), ("mask", "softmax"), ("add", "softmax"), ("softmax", "dropout"),
     ("activation", "dropout"), ("add", "dropout"), ("norm", "activation"), ("loss", "gradient"),
 )
 

@@ -15,6 +15,7 @@ carries the ``sm_count``/``occupancy`` atom, or equals a known SM count.
 A grid-stride loop over a grid sized to the data (the host side decides).
 """
 
+from ..facts import poly as P
 from ..facts.expr import atoms, num
 from ._base import Rule, absent, present
 
@@ -44,7 +45,22 @@ def work_loops(f) -> list:
     for a in f.accesses:
         if a.kind == "atomic" and a.loops and not a.guards:
             out.append(f.loops[a.loops[-1]])
+    # a work index computed in the loop: block index + iteration x grid size (however the loop
+    # itself counts: ``tile = task_iter * gridDim.x + blockIdx.x``, ``tile_idx += num_programs``)
+    for a in f.assigns:
+        if not a.loops:
+            continue
+        lid = a.loops[-1]
+        p = P.poly(a.new)
+        starts = any(m in ((k,) for k in ("bid.x", "pid.0")) and c == 1 for m, c in p)
+        strides = any(f"iter#{lid}" in m and any(k.startswith(GRID_SIZE) for k in m) for m, _ in p)
+        carried = any(k.startswith(f"carried#{a.cell}@") for k in P.terms(p)) and any(k.startswith(GRID_SIZE) for m, _ in P.poly(a.rhs) for k in m)
+        if (starts and strides) or (carried and a.op in ("+=", "=")):
+            out.append(f.loops[lid])
     return out
+
+
+GRID_SIZE = ("gdim.", "nprog.", "param#", "cexpr#")
 
 
 def _param_step_from_sm(f, lp) -> bool:

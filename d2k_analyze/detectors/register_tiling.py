@@ -50,7 +50,31 @@ def cuda(f):
                     frag.setdefault(n.obj, set()).add(repr(f.accesses[n.access].poly))
     if any(len(v) >= 2 or any("iter#" in o for o in v) for v in frag.values()):
         return present([c for c in mma_calls(f) if hasattr(c, "call")][:2], "array of MMA accumulator fragments per warp")
+    asm_tiles = _mma_outputs(f)
+    if asm_tiles:
+        return present(asm_tiles, "MMA instructions accumulating into a per-thread register array")
+    library = [c for c in mma_calls(f) if hasattr(c, "call")]
+    tiles = sorted(n for n in f.lib_names if n.split(".")[-1] in REGISTER_TILE_TYPES or n.split(".")[-1] in FRAGMENT_MAKERS)
+    tiles += sorted(c.short for c in f.calls if c.short in FRAGMENT_MAKERS)
+    if library and tiles:
+        return present(library[:1], f"library MMA accumulating into register fragments ({tiles[0]})")
     return absent("no per-thread register tile (one output per thread)")
+
+
+REGISTER_TILE_TYPES = {"rt_fl", "rt_bf", "rt_hf", "rt", "crt_fl", "rt_base"}
+FRAGMENT_MAKERS = {"make_fragment_C", "partition_fragment_C", "make_fragment_like", "make_tensor_like", "make_rmem_ptr", "partition_fragment_A", "partition_fragment_B"}
+
+
+def _mma_outputs(f) -> list:
+    """Local arrays written by inline MMA instructions at several elements (accumulator tiles)."""
+    mma_lines = {(a.loc.file, a.loc.line) for a in f.asm if "mma" in a.text}
+    written: dict[int, set] = {}
+    hits = []
+    for acc in f.accesses:
+        if acc.space == "local" and acc.via == "asm" and acc.kind == "store" and (acc.loc.file, acc.loc.line) in mma_lines:
+            written.setdefault(acc.obj, set()).add(repr(acc.poly))
+            hits.append(acc)
+    return hits[:2] if any(len(v) >= 2 for v in written.values()) else []
 
 
 @RULE.triton

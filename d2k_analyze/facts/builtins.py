@@ -325,6 +325,7 @@ ATOMICS = re.compile(r"^(atomic[A-Z]\w*|atomic_\w+|__atomic\w*|red_\w+|atomicAdd
 LOAD_INTRINSICS = {"__ldg", "__ldcs", "__ldca", "__ldcg", "__ldlu", "__ldcv", "ldg", "__ldg_128"}
 STORE_INTRINSICS = {"__stcs", "__stcg", "__stwt", "__stwb"}
 ASYNC_COPIES = {"__pipeline_memcpy_async": (0, 1), "memcpy_async": None, "cuda.memcpy_async": None, "cooperative_groups.memcpy_async": None}
+HALF_ARITH = {"__hadd": "+", "__hadd2": "+", "__hsub": "-", "__hsub2": "-", "__hmul": "*", "__hmul2": "*", "__hdiv": "/", "__h2div": "/"}
 DIV_FNS = {"__fdividef", "fdividef", "__fdiv_rn", "__fdiv_rz", "__div_rn", "div_rn", "fdiv"}
 LANE_FNS = {"__lane_id", "lane_id", "laneid", "cutlass.arch.LaneId", "LaneId"}
 WARP_FNS = {"canonical_warp_idx", "canonical_warp_idx_sync", "cutlass.canonical_warp_idx_sync", "cutlass.canonical_warp_idx", "__warp_id"}
@@ -387,6 +388,8 @@ def library_call(interp, e: Call, loc: Loc, base: E | None = None) -> E:
     interp.f.calls.append(CallFact(call, loc, tuple(interp.loops), tuple(interp.guards)))
     if s in DIV_FNS and len(args) == 2:
         return binop("/", args)  # __fdividef(a, b) is a / b (the call stays on record for fast_math)
+    if s in HALF_ARITH and len(args) == 2:
+        return binop(HALF_ARITH[s], args)  # __hadd2(a, b) is a + b on packed halves
     result = _memory_semantics(interp, call, loc)
     if result is not None:
         return result

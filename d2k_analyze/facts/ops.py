@@ -85,10 +85,10 @@ def normalization(f: KernelFacts) -> list:
 
 
 def _sigmoid_of(e: E) -> E | None:
-    """The argument x of 1 / (1 + exp(-x)) (or tl.sigmoid(x))."""
+    """The argument x of 1 / (1 + exp(-x)), x / (1 + exp(-x)) (SiLU), or tl.sigmoid(x)."""
     if _fn(e, SIGMOID):
         return e.args[0] if e.args else None  # type: ignore[union-attr]
-    if isinstance(e, Op) and e.op in ("/", "fdiv") and num(e.args[0]) == 1:
+    if isinstance(e, Op) and e.op in ("/", "fdiv"):
         den = e.args[1]
         for t in flatten("+", den):
             if _fn(t, EXP) and t.args and isinstance(t.args[0], Op) and t.args[0].op == "neg":  # type: ignore[union-attr]
@@ -144,7 +144,7 @@ def gated(f: KernelFacts) -> list:
             if not (isinstance(n, Op) and n.op == "*"):
                 continue
             fs = flatten("*", n)
-            acts = [x for x in fs if _sigmoid_of(x) is not None or _fn(x, TANH) or _fn(x, ERF)]
+            acts = [x for x in fs if any(_sigmoid_of(m) is not None or _fn(m, TANH) or _fn(m, ERF) for m in walk(x))]
             if not acts:
                 continue
             act_loads = {(l.obj, l.access) for l in walk(acts[0]) if isinstance(l, Load)}
@@ -186,14 +186,27 @@ def _source_load(e: E) -> Load | None:
 
 
 def masking(f: KernelFacts) -> list:
-    """Scores replaced by -inf / a large negative where a condition holds (attention masks)."""
+    """Scores replaced by -inf / a large negative where a position condition holds (a causal or
+    window mask compares two positions) or where a loaded mask says so; a bounds guard that
+    compares an index with a size is not a mask."""
     hits = []
     for rec, v in values(f):
         for n in walk(v):
             if isinstance(n, Op) and n.op == "?:" and any(isinstance(num(a), float) and (num(a) <= NEG_LARGE) for a in n.args[1:]):
-                hits.append(rec)
-                break
+                if _positional(n.args[0]) or any(isinstance(m, Load) for m in walk(n.args[0])):
+                    hits.append(rec)
+                    break
     return hits
+
+
+def _positional(cond: E) -> bool:
+    """A comparison of two positions (both sides depend on block / thread / arange indices)."""
+    for n in walk(cond):
+        if isinstance(n, Op) and n.op in ("<", "<=", ">", ">=") and len(n.args) == 2:
+            sides = [atoms(a) for a in n.args]
+            if all(any(k.startswith(("pid.", "bid.", "tid.", "arange", "iter#", "lane", "warp")) for k in side) for side in sides):
+                return True
+    return False
 
 
 def loss(f: KernelFacts) -> list:
@@ -209,8 +222,40 @@ def loss(f: KernelFacts) -> list:
     return hits + gathers[:1] if hits else []
 
 
+def bias_add(f: KernelFacts) -> list:
+    """A GEMM result plus another input tensor (bias, residual) before it is stored."""
+    from ..detectors._queries import mac_updates
+
+    results = {a.cell for a in mac_updates(f) if a.cell is not None}
+    results |= {a.cell for a in f.assigns if a.cell is not None and any(_fn(n, {"dot"}) for n in walk(a.new))}
+    hits = []
+    for rec, v in values(f):
+        for n in walk(v):
+            if isinstance(n, Op) and n.op == "+" and len(n.args) >= 2:
+                accs = [t for t in n.args if _gemm_value(t, results)]
+                loads = [t for t in n.args if _source_load(t) is not None and _source_load(t).space == "global"]
+                if accs and loads:
+                    hits.append(rec)
+                    break
+    return hits
+
+
+def _gemm_value(e: E, cells: set) -> bool:
+    from ..detectors._queries import cell_of
+
+    return any(_fn(n, {"dot"}) or cell_of(n) in cells for n in walk(e))
+
+
 def dropout(f: KernelFacts) -> list:
     return [c for c in f.calls if c.short in RAND or "philox" in c.fn or "curand" in c.fn]
+
+
+def _tile_softmax(f: KernelFacts) -> list:
+    """Softmax written with a tile library's row operations (ThunderKittens ``row_max`` then
+    ``exp2`` on the tile): the library's API names are the formula."""
+    row_max = [c for c in f.calls if c.short in ("row_max", "row_reduce_max")]
+    exps = [c for c in f.calls if c.short in EXP and c.call.args and not isinstance(c.call.args[0], Num)]
+    return row_max[:1] + exps[:1] if row_max and exps else []
 
 
 def operations(f: KernelFacts) -> dict[str, list]:
@@ -219,7 +264,8 @@ def operations(f: KernelFacts) -> dict[str, list]:
 
     found = {
         "gemm": [f.loops[i] for i in gemm_loops(f)],
-        "softmax": softmax(f),
+        "bias": bias_add(f),
+        "softmax": softmax(f) or _tile_softmax(f),
         "norm": normalization(f),
         "activation": activations(f),
         "gated": gated(f),

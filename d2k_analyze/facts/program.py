@@ -177,9 +177,9 @@ class PyProgram:
 
     def function(self, name: str, nargs: int) -> Func | None:
         """A user function by (possibly module-qualified) name; library paths never are."""
-        if name.startswith((".", "(")):
+        if name.startswith("("):
             return None
-        parts = name.split(".")
+        parts = name.lstrip(".").split(".")  # from .helpers import f: a module of the submission
         if len(parts) > 1 and parts[0] in LIBRARY_ROOTS:
             return None
         key = self.aliases.get(parts[-1], parts[-1])
