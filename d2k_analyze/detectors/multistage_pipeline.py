@@ -19,6 +19,7 @@ by ``wait_group 0`` before every use.
 
 import re
 
+from ..facts import poly as P
 from ..facts.expr import Op, Sym, atoms, num, walk
 from ._base import Rule, absent, present
 from ._queries import cell_of, defs_of, stages_decision
@@ -55,12 +56,23 @@ def _toggles(new, old) -> bool:
     return False
 
 
+def _stage_terms(f, acc) -> set[str]:
+    """The parts of an access's offset that select a stage (``buf``, ``buf ^ 1``, ``k % S``)."""
+    keys = _selectors(f, acc.off)
+    out = set()
+    for k in P.terms(acc.poly):
+        sub = P.opaque_expr(k) if k.startswith("~") else None
+        if k in keys or (sub is not None and (repr(sub) in keys or any(x in keys for x in atoms(sub)))):
+            out.add(k)
+    return out
+
+
 def _partial_waits(f) -> list:
     hits = [a for a in f.asm if re.search(r"cp\.async\.wait_group\s+(?!0\b)\d", a.text) or re.search(r"cp\.async\.bulk\.wait_group(\.read)?\s+(?!0\b)\d", a.text)]
     for c in f.calls:
         if c.short in ("cp_async_wait", "cp_async_wait_group", "__pipeline_wait_prior", "cp_async_wait_all") or "wait_group" in c.short:
             arg = c.call.targs[0] if c.call.targs else (c.call.args[0] if c.call.args else None)
-            if arg is not None and isinstance(num(arg), int) and num(arg) >= 1:
+            if arg is not None and (num(arg) is None or num(arg) >= 1):  # not provably wait-all
                 hits.append(c)
     return hits
 
@@ -75,10 +87,12 @@ def cuda(f):
             continue
         asynchronous = [a for a in staged if a.via in ("async", "tma", "asm")]
         reads = [r for r in f.accesses if r.obj == obj and r.kind == "load" and r.loops]
-        offset_stage = [r for r in reads if _selectors(f, r.off) != _selectors(f, staged[0].off)]
+        fill_stage = _stage_terms(f, staged[0])
+        offset_stage = [r for r in reads if _stage_terms(f, r) and _stage_terms(f, r) != fill_stage]
         if asynchronous or waits or offset_stage:
             return present(staged[:1] + (waits or asynchronous or offset_stage)[:1], "stage-indexed shared buffers filled ahead of use")
-    if waits and any(a.via in ("async", "tma") for a in f.accesses):
+    async_copies = any(a.via in ("async", "tma") for a in f.accesses) or f.asm_matching(r"cp\.async") or any("CP_ASYNC" in n or "TMA" in n for n in f.lib_names)
+    if waits and async_copies:
         return present(waits, "copies left in flight across iterations (partial wait)")
     pipes = [c for c in f.calls if c.short in ("producer_acquire", "consumer_wait", "producer_commit", "consumer_release")]
     if pipes and any("pipeline" in n for n in f.lib_names):

@@ -19,7 +19,7 @@ back once, or as reduction scratch; arrays never read.
 from ..facts import poly as P
 from ..facts.expr import Load, atoms, walk
 from ._base import Rule, absent, not_applicable, present
-from ._queries import dots, loads_in, mac_sources, mma_calls
+from ._queries import dots, loads_in, mac_sources, mma_calls, sources
 
 RULE = Rule("smem_tiling")
 FRAGMENT_LOADS = ("load_matrix_sync", "ldmatrix", "copy", "load", "load_async", "mma_sync", "mma", "gemm", "wgmma")
@@ -34,11 +34,13 @@ def in_shared(f, e) -> bool:
 
 
 def filled_from_global(f, obj: int) -> list:
+    """Stores into ``obj`` of data loaded from global memory (directly, through registers, or by
+    an asynchronous copy / TMA)."""
     out = []
     for a in f.accesses:
         if a.obj != obj or a.kind not in ("store", "rmw"):
             continue
-        if a.via in ("async", "tma", "api", "asm") or (a.value is not None and any(x.space == "global" for x in loads_in(f, a.value))):
+        if a.via in ("async", "tma", "api", "asm") or (a.value is not None and any(x.space == "global" for x in sources(f, a.value))):
             out.append(a)
     return out
 

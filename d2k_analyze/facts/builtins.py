@@ -325,6 +325,7 @@ ATOMICS = re.compile(r"^(atomic[A-Z]\w*|atomic_\w+|__atomic\w*|red_\w+|atomicAdd
 LOAD_INTRINSICS = {"__ldg", "__ldcs", "__ldca", "__ldcg", "__ldlu", "__ldcv", "ldg", "__ldg_128"}
 STORE_INTRINSICS = {"__stcs", "__stcg", "__stwt", "__stwb"}
 ASYNC_COPIES = {"__pipeline_memcpy_async": (0, 1), "memcpy_async": None, "cuda.memcpy_async": None, "cooperative_groups.memcpy_async": None}
+TILE_LOADS = {"load_async", "load_async_bulk"}  # tile-library TMA loads: destination tile first
 HALF_ARITH = {"__hadd": "+", "__hadd2": "+", "__hsub": "-", "__hsub2": "-", "__hmul": "*", "__hmul2": "*", "__hdiv": "/", "__h2div": "/"}
 DIV_FNS = {"__fdividef", "fdividef", "__fdiv_rn", "__fdiv_rz", "__div_rn", "div_rn", "fdiv"}
 LANE_FNS = {"__lane_id", "lane_id", "laneid", "cutlass.arch.LaneId", "LaneId"}
@@ -484,6 +485,10 @@ def _memory_semantics(interp, call: Call, loc: Loc) -> E | None:
         if ptr is not None:
             interp.record_access(ptr, "atomic", loc, value=args[1] if len(args) > 1 else None, via="api")
         return Sym(f"atomic#{len(interp.f.accesses)}", atoms(args[1]) if len(args) > 1 else frozenset())
+    if s in TILE_LOADS and args and isinstance(args[0], Load):
+        dst = interp.f.accesses[args[0].access]  # load_async(tile, global, coords, barrier): the tile is written
+        interp.record_access(Ptr(dst.obj, dst.elem, dst.off, ()), "store", loc, via="tma" if "tma" in fn else "async")
+        return Num(0)
     if s in ("memcpy_async", "__pipeline_memcpy_async", "cp_async") and len(args) >= 2:
         dst_i = 1 if fn.startswith("cg.") and len(args) >= 3 else 0
         dst, src = interp.as_ptr(args[dst_i]), interp.as_ptr(args[dst_i + 1])
