@@ -15,7 +15,7 @@ What the compiler unrolls by itself; a pragma in a comment or a dead branch.
 """
 
 from ..facts import poly as P
-from ..facts.expr import atoms, num
+from ..facts.expr import Num, atoms, num
 from ._base import Rule, absent, present
 
 RULE = Rule("loop_unrolling")
@@ -32,7 +32,9 @@ def _unrolls(pragma: str) -> bool:
 
 
 def _compile_time(e) -> bool:
-    return e is not None and all(k.startswith(("tparam#", "cexpr#")) for k in atoms(e))
+    """Known when the kernel is compiled: constants, template / constexpr parameters, and
+    qualified names the interpreter could not see (``Traits::kNElts``: static members)."""
+    return e is not None and all(k.startswith(("tparam#", "cexpr#")) or (k.startswith("lib:") and "." in k) for k in atoms(e))
 
 
 def _factor(pragma: str) -> int | None:
@@ -63,7 +65,17 @@ def cuda(f):
 
 
 def _manual(f):
-    """Straight-line runs of accesses to one object whose offsets differ only by constants."""
+    """Straight-line repetition: accesses to one object whose offsets differ only by constants,
+    or the same library operation issued three or more times with constant arguments that
+    differ (a shuffle ladder 16, 8, 4, 2, 1 written out)."""
+    calls: dict[tuple, list] = {}
+    for c in f.calls:
+        consts = tuple(a.v for a in c.call.args if isinstance(a, Num) and not isinstance(a.v, bool))
+        if consts:
+            calls.setdefault((c.fn, c.loops, len(c.call.args)), []).append((consts, c))
+    for group in calls.values():
+        if len({cs for cs, _ in group}) >= 3 and len({c.loc.line for _, c in group}) >= 3:
+            return [c for _, c in group][:3]
     groups: dict[tuple, list] = {}
     for a in f.accesses:
         if a.kind not in ("rmw", "store"):

@@ -21,6 +21,10 @@ _ATTRIBUTE_RE = re.compile(
 # `#pragma` lines are blanked before parsing (a pragma between a `for` header and its body breaks
 # the grammar) and kept with their row and byte offset; `enum : int {` loses its base type.
 _PRAGMA_RE = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+([^\n]*)$", re.M)
+# Libraries' unroll macros (defined in their headers, which submissions include but do not ship):
+# the macro *is* the pragma.
+_LIBRARY_PRAGMAS = {"CUTE_UNROLL": "unroll", "CUTLASS_PRAGMA_UNROLL": "unroll", "CUTE_NO_UNROLL": "unroll 1", "CUTLASS_PRAGMA_NO_UNROLL": "unroll 1"}
+_LIBRARY_PRAGMA_RE = re.compile(r"^[ \t]*(" + "|".join(_LIBRARY_PRAGMAS) + r")[ \t]*$", re.M)
 _ENUM_BASE_RE = re.compile(r"(\benum(?:\s+class|\s+struct)?(?:\s+\w+)?)(\s*:\s*[\w:]+)(?=\s*\{)")
 _CALL_NAME_TYPES = {"identifier", "qualified_identifier", "template_function", "field_expression", "scoped_identifier"}
 
@@ -311,6 +315,8 @@ def parse_cuda(source_text: str, file: str, line_offset: int = 0, embedded: bool
             attributes.append((source_text.count("\n", 0, m.start()), m.group(0)))
         source_text = _ATTRIBUTE_RE.sub(_blank, source_text)
     pragmas: list[tuple[int, int, str]] = []
+    if "UNROLL" in source_text:
+        source_text = _LIBRARY_PRAGMA_RE.sub(lambda m: "#pragma " + _LIBRARY_PRAGMAS[m.group(1)], source_text)
     if "pragma" in source_text:
         for m in _PRAGMA_RE.finditer(source_text):
             pragmas.append((source_text.count("\n", 0, m.start()), len(source_text[: m.start()].encode("utf-8", errors="replace")), m.group(1).strip()))
