@@ -25,12 +25,18 @@ class HostIndex:
     def __init__(self, cuda: CudaProgram | None, py: PyProgram | None, file_lines):
         self.launches: dict[str, list[LaunchFact]] = {}
         self.names: dict[str, set[str]] = {}
+        self.launched_from: set[int] = set()  # host functions whose launches were met
         self.file_lines = file_lines
         if cuda is not None:
             kernels = {k.name for k in cuda.kernels()}
             hosts = [fn for fns in cuda.by_name.values() for fn in fns if not fn.is_kernel and not fn.is_device]
             for fn in _launch_roots(hosts, lambda h: bool(h.launches) or bool(h.names & kernels), lambda h: h.calls):
                 self._interpret(cuda, cuda.lower(fn))
+            # a launcher the entry point never reaches under its constants (a TN path when main
+            # asks for NT) still launches the kernel in some configuration: read it on its own
+            for fn in hosts:
+                if fn.launches and not (self.launched_from & {id(fn.node)}):
+                    self._interpret(cuda, cuda.lower(fn))
         if py is not None:
             hosts = [(src, fn) for pairs in py.by_name.values() for src, fn in pairs if not fn.is_jit and not fn.is_class]
             for src, fn in _launch_roots(hosts, lambda h: bool(h[1].launches), lambda h: h[1].names):
@@ -45,6 +51,7 @@ class HostIndex:
         except RecursionError:
             return
         names = interp.lib_names | {c.fn for c in scratch.calls}
+        self.launched_from |= interp.launching_functions
         for kernel, fact in interp.host_launches:
             fact.host = func.name
             self.launches.setdefault(kernel, []).append(fact)

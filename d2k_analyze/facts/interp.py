@@ -87,6 +87,7 @@ class Interp:
         self.globals: dict[str, Cell] = {}
         self.trail: list[tuple[Cell, E]] = []  # (cell, value before) of every write, for branch merging
         self.host_launches: list = []  # (kernel name, LaunchFact) met while interpreting host code
+        self.launching_functions: set[int] = set()  # id of the lowered body of every function that launched
         self.lib_names: set[str] = set()  # library names resolved (host context: attributes, swizzle modes)
 
     def set_value(self, cell: Cell, value: E) -> None:
@@ -639,6 +640,11 @@ class Interp:
                 return self.call_value(bound, list(e.args), loc, e)
             break
         fn = self.p.function(e.fn, len(e.args))
+        if fn is not None and fn.kind == "host" and hasattr(self.p, "overloads"):
+            result = ZERO
+            for overload in self.p.overloads(e.fn, len(e.args)):  # host overloads by type: follow each
+                result = self.inline(overload, list(e.args), loc, targs=e.targs)
+            return result
         if fn is not None and fn.kind != "kernel":
             return self.inline(fn, list(e.args), loc, targs=e.targs)
         if self.p.is_struct(e.fn):

@@ -88,3 +88,6 @@ def _strip(e: E) -> E:
 def _add(interp, name: str | None, fact: LaunchFact) -> None:
     if name:
         interp.host_launches.append((name, fact))
+        func = interp.frame.func
+        if func is not None and hasattr(interp.p, "node_of"):
+            interp.launching_functions.add(id(interp.p.node_of(func)))

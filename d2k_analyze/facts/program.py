@@ -53,10 +53,15 @@ class CudaProgram:
             for name, value in src.constants.items():
                 self.constant_text.setdefault(name, value)
         self._lowered: dict[int, Func] = {}
+        self._nodes: dict[int, object] = {}  # id(lowered Func) -> tree-sitter node it came from
         self._const: dict[str, E | None] = {}
 
     def lowering(self, src: CudaSource) -> CudaLowering:
         return CudaLowering(src.file, src.line, [(n.start_byte, n.end_byte) for n in src.dead_preproc], src.pragmas, self.aliases)
+
+    def node_of(self, func: Func):
+        """The tree-sitter node a lowered function came from."""
+        return self._nodes.get(id(func))
 
     def lower(self, fn: CudaFunction) -> Func:
         key = id(fn.node)
@@ -70,6 +75,20 @@ class CudaProgram:
             attrs += tuple(text(c) for c in fn.node.children if c.type == "launch_bounds")
             out = low.function(fn.node, fn.name, kind, tparams, frozenset(fn.qualifiers), attrs)
             self._lowered[key] = out
+            self._nodes[id(out)] = fn.node
+        return out
+
+    def overloads(self, name: str, nargs: int) -> list[Func]:
+        """Every user function of that name whose arity fits (host code: types cannot pick one)."""
+        short = name.split(".")[-1].split("::")[-1]
+        out = []
+        for fn in self.by_name.get(short, []):
+            if fn.node.child_by_field_name("body") is None:
+                continue
+            func = self.lower(fn)
+            required = sum(1 for p in func.params if p.default is None)
+            if required <= nargs <= len(func.params):
+                out.append(func)
         return out
 
     def function(self, name: str, nargs: int) -> Func | None:
