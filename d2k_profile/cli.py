@@ -14,6 +14,7 @@ from pathlib import Path
 
 from d2k_spec.catalogue import load_catalogue
 from d2k_spec.locations import ENV_SUITE, LocationError, catalogue_path, tasks_root as locate_tasks_root
+from d2k_spec import exit_codes, outputs
 from d2k_spec.schema import SpecError
 from d2k_spec.task import load_task
 
@@ -34,8 +35,16 @@ EPILOG = """examples:
 Without a GPU the same commands check correctness on the smoke workloads only (Triton through
 TRITON_INTERPRET=1, the reference on the CPU); CUDA C++ submissions are marked skipped.
 Results: OUT/results.jsonl (one JSON line per submission x workload, pandas.read_json(lines=True)),
-OUT/summary.csv, OUT/environment.json, OUT/logs/.
-"""
+OUT/summary.csv, OUT/environment.json, OUT/logs/. OUT is created if missing; a summary.csv or
+environment.json there that d2k did not write is not overwritten without --force.
+
+PATH is a submission folder, its module file (submission.py or another .py), a task folder, or a
+folder of submissions (corpus/, runs/<run>/). The task is --task (an id or a task folder), else the
+enclosing task folder, else the nearest enclosing folder named like a task (corpus/<task>/<variant>,
+runs/<run>/<task>, anywhere/<task>/<variant>); the tasks come from --tasks-root, else $D2K_SUITE,
+else the bundled suite.
+
+""" + exit_codes.HELP + "\n"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -63,10 +72,23 @@ def parser() -> argparse.ArgumentParser:
                    help="also check the task specs' design properties against this property catalogue before "
                    "anything runs (default: not checked; d2k-profile does not use design properties)")
     p.add_argument("--cpu", action="store_true", help="behave as on a machine without a GPU")
+    p.add_argument("--force", action="store_true", help="overwrite a summary.csv / environment.json in OUT that d2k did not write")
     p.add_argument("--no-prebuild", action="store_true", help="compile each submission in its timing worker only")
     p.add_argument("--no-kernel-trace", action="store_true",
                    help="skip the CUPTI kernel times (torch.profiler) recorded beside the event times; off by itself under ncu/nsys")
     return p
+
+
+OUTPUT_FILES = ("summary.csv", "environment.json")  # rewritten by every run (results.jsonl is --resume's)
+
+
+def submission_files(subs) -> list[Path]:
+    """Every file of the submissions being profiled: an output must never overwrite one."""
+    files = []
+    for s in subs:
+        path = Path(s.path)
+        files += [path] if path.is_file() else [f for f in path.rglob("*") if f.is_file()]
+    return files
 
 
 def has_gpu(force_cpu: bool) -> bool:
@@ -129,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             limits=Limits(build_timeout_s=args.build_timeout, workload_timeout_s=args.timeout),
             timing={"budget_s": args.budget, "target_rse": args.target_rse, "kernel_trace": not args.no_kernel_trace}, prebuild=not args.no_prebuild,
         )
+        outputs.check_folder(args.out, OUTPUT_FILES, force=args.force, inputs=submission_files(subs))
         args.out.mkdir(parents=True, exist_ok=True)
         store = ResultStore(args.out / "results.jsonl", resume=args.resume)
         jobs, skipped = plan(subs, opts, gpu, store)
@@ -146,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     runner.write_environment()
     rows = summary.summarize(load_records(store.path), tasks=specs)
     summary.write_csv(rows, args.out / "summary.csv")
+    for name in OUTPUT_FILES:  # the tool's own: a later run may overwrite them without --force
+        if (args.out / name).is_file():
+            outputs.record(args.out / name)
     summary.print_table(rows)
     weak = sorted({w for r in rows for w in r.weak_workloads})
     if weak:

@@ -32,8 +32,11 @@ class DiscoveryError(Exception):
 
 def language_of(folder: Path) -> str:
     """``cuda`` when the submission compiles CUDA C++ (needs a GPU), ``triton``, or ``python``."""
-    if folder.is_file():
-        return "python"
+    if folder.is_file():  # a standalone module: what it compiles or imports
+        text = folder.read_text(errors="replace")
+        if re.search(r"cuda_sources|CUDAExtension|\.cu\b|__global__", text):
+            return "cuda"
+        return "triton" if re.search(r"^\s*(import triton|from triton)", text, re.M) else "python"
     if any(folder.glob("*.cu")):
         return "cuda"
     text = "\n".join(p.read_text(errors="replace") for p in folder.glob("*.py"))
@@ -54,13 +57,10 @@ def resolve_task(ref: str, tasks_root: Path) -> Path:
 
 
 def _enclosing_task(folder: Path, tasks_root: Path) -> Path | None:
-    for anc in [folder, *folder.parents]:
-        if (anc / "task.toml").is_file():
-            return anc
-    for anc in [folder, *folder.parents]:
-        if (tasks_root / anc.name / "task.toml").is_file():
-            return (tasks_root / anc.name).resolve()
-    return None
+    """The convention every command follows (:func:`d2k_spec.layout.enclosing_task`)."""
+    from d2k_spec.layout import enclosing_task
+
+    return enclosing_task(folder, tasks_root)
 
 
 def _expert_folder(task_path: Path) -> Path:
@@ -73,9 +73,11 @@ def _expert_folder(task_path: Path) -> Path:
 def _submission_folders(path: Path) -> list[tuple[Path, bool]]:
     """(folder, is_expert) for every submission a PATH names."""
     if path.is_file():
-        if path.name != ENTRY:
-            raise DiscoveryError(f"{path}: a submission is a folder with {ENTRY} (or pass the folder itself)")
-        return [(path.parent, False)]
+        if path.name == ENTRY:
+            return [(path.parent, False)]
+        if path.suffix != ".py":
+            raise DiscoveryError(f"{path}: a submission is a folder with {ENTRY}, or one .py module defining run()")
+        return [(path, False)]  # a standalone module (the convention d2k-analyze follows too)
     if (path / "task.toml").is_file():
         expert = _expert_folder(path)
         folder = expert if expert.is_dir() else expert.parent

@@ -4,11 +4,13 @@ Scripts and CI jobs branch on these, so all four commands follow one rule and pr
 explanation at the end of their ``--help`` (:data:`HELP`):
 
 * ``0`` done: every input was handled. What a kernel *is* (incorrect, slow, missing design
-  items, failing to compile in d2k-profile, whose verdict that is) is a result, not an error.
+  items, failing to compile in d2k-profile, whose verdict that is) is a result, not an error; so is
+  what this machine lacks, which the command states (no GPU: CUDA submissions are skipped and
+  nothing is timed; no nvcc: no compiled layer).
 * ``1`` done but incomplete: the output was written, yet some input could not be handled in full
   (an unreadable, binary or oversized file, a compile or judge failure in the analyzer, an unusable
-  task spec, a result line that could not be read, a validation problem, a pair that was skipped).
-  Every such problem is listed on stderr.
+  task spec, a result line that could not be read, a validation problem). Every such problem is
+  listed on stderr.
 * ``2`` nothing done: a usage error (bad option, missing path, unknown task, an output that would
   overwrite a file the tool did not write).
 * ``128 + N`` stopped by signal N: 130 for Ctrl-C (SIGINT), 143 for SIGTERM.
@@ -26,7 +28,8 @@ TERMINATED = 128 + signal.SIGTERM  # 143
 
 HELP = """\
 exit status (the same for every d2k command):
-  0    done: every input was handled (a kernel's own failures are results, not errors)
+  0    done: every input was handled (a kernel's own failures are results, and what this
+       machine lacks - a GPU, nvcc - is stated, not an error)
   1    done but incomplete: some input could not be handled in full; each problem is on stderr
   2    nothing done: usage error (bad option, missing path, unknown task, refused overwrite)
   130  interrupted (Ctrl-C); 143 terminated (SIGTERM)"""

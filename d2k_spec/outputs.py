@@ -24,8 +24,10 @@ from typing import Callable, Iterable
 MANIFEST = ".d2k-outputs.json"
 
 
-class OutputRefused(Exception):
-    """Writing there would destroy an input or a file the tool did not write (a usage error)."""
+class OutputRefused(FileExistsError):
+    """Writing there would destroy an input or a file the tool did not write (a usage error). A
+    FileExistsError, so that a command which already treats an existing output as a usage error
+    reports this one the same way."""
 
 
 def _digest(data: bytes) -> str:
