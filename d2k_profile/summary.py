@@ -9,6 +9,7 @@ rich when it is installed and as plain text otherwise (the GPU machines may lack
 from __future__ import annotations
 
 import csv
+import io
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -73,15 +74,19 @@ def summarize(records: list[Record], reference_is_expert: dict[str, bool] | None
 
 
 def write_csv(rows: list[SubmissionSummary], path: Path) -> None:
-    """The summary as CSV (loads with ``pandas.read_csv``)."""
-    with open(path, "w", newline="") as fh:
-        fields = list(asdict(rows[0]).keys()) if rows else ["task"]
-        w = csv.DictWriter(fh, fieldnames=fields)
-        w.writeheader()
-        for r in rows:
-            d = asdict(r)
-            d["weak_workloads"] = "; ".join(r.weak_workloads)
-            w.writerow(d)
+    """The summary as CSV (loads with ``pandas.read_csv``), written atomically (a killed run leaves
+    the previous summary or the new one, never half of one: :func:`d2k_spec.outputs.write_text`)."""
+    from d2k_spec.outputs import write_text
+
+    buf = io.StringIO()
+    fields = list(asdict(rows[0]).keys()) if rows else ["task"]
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        d = asdict(r)
+        d["weak_workloads"] = "; ".join(r.weak_workloads)
+        w.writerow(d)
+    write_text(Path(path), buf.getvalue())
 
 
 def _fmt(x: float | None, spec: str = ".2f") -> str:
