@@ -7,16 +7,21 @@ work units: a static stride by the grid size, a tile scheduler, or an atomic wor
 
 ## How it is detected
 Kernel side: a loop whose start depends on the block/program index and whose step is the grid
-size (``gridDim``, ``tl.num_programs``) or a parameter that the launch sets to the SM-derived
-grid; or a loop that takes work from an atomic counter. Host side: a launch grid whose value
-carries the ``sm_count``/``occupancy`` atom, or equals a known SM count.
+size (``gridDim``, ``tl.num_programs``), a parameter that the launch sets to the SM-derived
+grid, or a compile-time constant equal to a GPU's SM count (``cur += C::NUM_SM`` once the config
+type is resolved); a loop that takes work from an atomic counter; or a per-block share of the
+whole work (``iters = ceil(total / gridDim.x)``, block ``b`` starting at ``iters * b``).
+Host side: a launch grid whose value carries the ``sm_count``/``occupancy`` atom, equals a known
+SM count, or comes from a query that cannot see the data: a library call with no arguments
+(``get_sm_count()``) or one handed the kernel itself (an occupancy calculation on the compiled
+kernel).
 
 ## Not to be confused with
 A grid-stride loop over a grid sized to the data (the host side decides).
 """
 
 from ..facts import poly as P
-from ..facts.expr import atoms, num
+from ..facts.expr import Call, Op, TypeRef, atoms, num, short, walk
 from ._base import Rule, absent, present
 
 RULE = Rule("persistent_kernel")
@@ -26,7 +31,15 @@ SM_ATOMS = ("sm_count", "occupancy")
 
 def _sm_sized(e) -> bool:
     keys = atoms(e)
-    return any(k in SM_ATOMS for k in keys) or num(e) in SM_COUNTS
+    return any(k in SM_ATOMS for k in keys) or num(e) in SM_COUNTS or _machine_query(e)
+
+
+def _machine_query(e) -> bool:
+    """The grid is what a library call returns when given no data: no arguments at all, or
+    the kernel function itself (occupancy/best-grid helpers)."""
+    if isinstance(e, Call) and not short(e.fn).startswith(("ctor:", "dim3")) and "." in e.fn:
+        return not e.args or any(isinstance(n, TypeRef) and n.name.startswith("fn:") for a in e.args for n in walk(a))
+    return False
 
 
 def sm_grid_launches(f) -> list:
@@ -40,7 +53,8 @@ def work_loops(f) -> list:
     for lp in f.loops.values():
         start = atoms(lp.init) if lp.init is not None else frozenset()
         step = atoms(lp.step) if lp.step is not None else frozenset()
-        if any(k.startswith(("bid.", "pid.")) for k in start) and (any(k.startswith(("gdim.", "nprog.", "param#", "cexpr#")) for k in step)):
+        by_grid = any(k.startswith(("gdim.", "nprog.", "param#", "cexpr#")) for k in step)
+        if any(k.startswith(("bid.", "pid.")) for k in start) and (by_grid or (lp.step is not None and _sm_sized(lp.step))):
             out.append(lp)
     for a in f.accesses:
         if a.kind == "atomic" and a.loops and not a.guards:
@@ -57,7 +71,31 @@ def work_loops(f) -> list:
         carried = any(k.startswith(f"carried#{a.cell}@") for k in P.terms(p)) and any(k.startswith(GRID_SIZE) for m, _ in P.poly(a.rhs) for k in m)
         if (starts and strides) or (carried and a.op in ("+=", "=")):
             out.append(f.loops[lid])
+    # a share of the whole work per block: ``iters = ceil(total / gridDim.x)``, block b takes
+    # iterations ``iters * b ...`` (stream-K style partitions of a fixed grid)
+    for a in f.assigns:
+        if a.new is not None and a.loops == () and _per_block_share(a.new) and a.cell is not None:
+            users = [u for u in f.assigns if u is not a and u.new is not None and _uses(u.new, a) and
+                     any(k.startswith(("bid.", "pid.")) for k in atoms(u.new))]
+            if users:
+                out.append(a)
+                break
     return out
+
+
+def _uses(e, a) -> bool:
+    """``e`` reads the value ``a`` assigned (merged into a phi of its cell, or the value itself)."""
+    return any(k.startswith(f"phi#{a.cell}@") for k in atoms(e)) or any(n == a.new for n in walk(e))
+
+
+def _per_block_share(e) -> bool:
+    """``x / gridDim.x`` or ``cdiv(x, num_programs)`` with ``x`` not itself the grid size."""
+    for n in walk(e):
+        if isinstance(n, Op) and n.op in ("/", "//", "cdiv") and len(n.args) == 2:
+            den, numer = atoms(n.args[1]), atoms(n.args[0])
+            if den and all(k.startswith(("gdim.", "nprog.")) for k in den) and any(not k.startswith(("gdim.", "nprog.")) for k in numer):
+                return True
+    return False
 
 
 GRID_SIZE = ("gdim.", "nprog.", "param#", "cexpr#")
@@ -80,7 +118,7 @@ def detect(f):
     if not loops:
         return absent("one tile/row per block/program")
     host = sm_grid_launches(f)
-    if host or any(_param_step_from_sm(f, lp) for lp in loops):
+    if host or any(_param_step_from_sm(f, lp) or (lp.step is not None and _sm_sized(lp.step)) for lp in loops):
         return present([lf.loc for lf in host][:1] + loops[:2], "SM-sized grid and a loop over tiles/rows")
     if f.launches:
         return absent("loop over work units, but the grid is sized to the data", loops[:1])

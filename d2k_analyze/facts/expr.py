@@ -35,9 +35,11 @@ class Str(E):
 
 @dataclass(frozen=True, slots=True)
 class Name(E):
-    """An identifier as written (lowered code only; never in resolved values)."""
+    """An identifier as written (lowered code only; never in resolved values). ``targs`` keeps
+    the template arguments of a function named as a value (``cudaLaunchKernelEx(cfg, k<C>, ...)``)."""
 
     id: str
+    targs: tuple[E, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -191,6 +191,9 @@ class Interp:
     def decl(self, d: Decl) -> None:
         t = self.resolve_type(d.type)
         self.note_type(t)
+        if "using" in d.quals:  # a local type alias binds like a template type parameter
+            self.frame.tbind = {**self.frame.tbind, d.name: TypeRef(t)}
+            return
         if d.ref and d.init is not None:
             target = self.lvalue_cell(d.init, d.loc)
             if target is not None:
@@ -557,6 +560,12 @@ class Interp:
         for fr in reversed(self.frames):
             if ident in fr.tbind:
                 return fr.tbind[ident]
+            head, _, member = ident.partition(".")
+            bound = fr.tbind.get(head) if member else None
+            if isinstance(bound, TypeRef):  # C::NUM_SM with C bound to config<128, 64>
+                v = self.member_constant(bound.name, member, loc)
+                if v is not None:
+                    return v
             break
         v = self.constant(ident, loc)
         if v is not None:
@@ -566,6 +575,33 @@ class Interp:
         if self.p.is_struct(ident):
             return TypeRef("struct:" + ident)
         return builtins.library_name(self, ident)
+
+    def member_constant(self, type_name: str, member: str, loc: Loc) -> E | None:
+        """A static constant of a user struct named by a bound type, its own template parameters
+        bound to the type's arguments (``config<128, 64>::BM`` where ``BM = _BM``)."""
+        written = type_name.removeprefix("struct:")
+        base, _, rest = written.partition("<")
+        base = base_type(base).replace("::", ".").split(".")[-1]
+        raw = self.p.constant(f"{base}.{member}")
+        if raw is None:
+            return None
+        values = _template_arguments(rest.rsplit(">", 1)[0]) if rest else []
+        params = getattr(self.p, "struct_params", lambda _n: [])(base)
+        tbind = {pname: v for (pname, _default), v in zip(params, values)}
+        key = f"{written}::{member}"
+        if key in self.const_cache:
+            return self.const_cache[key]
+        if key in self.const_active:
+            return None
+        self.const_active.add(key)
+        frames, self.frames = self.frames, [Frame(None, [{}], tbind)]
+        try:
+            v = self.ev(raw, loc)
+        finally:
+            self.frames = frames
+            self.const_active.discard(key)
+        self.const_cache[key] = v
+        return v
 
     def constant(self, ident: str, loc: Loc) -> E | None:
         if ident in self.const_cache:
@@ -814,3 +850,22 @@ def _walk_stmts(stmts: list[Stmt]):
 
 
 __all__ = ["Interp", "Program", "Cell", "Frame", "ONE"]
+
+
+def _template_arguments(text: str) -> list[E]:
+    """``128, 64, half`` -> [128, 64, TypeRef(half)]: the top-level template arguments written."""
+    out: list[E] = []
+    depth, cur = 0, ""
+    for ch in text + ",":
+        if ch == "," and depth == 0:
+            item = cur.strip()
+            try:
+                out.append(Num(int(item.rstrip("uUlL"), 0)))
+            except ValueError:
+                out.append(TypeRef(item) if item else ZERO)
+            cur = ""
+            continue
+        depth += ch in "<("
+        depth -= ch in ">)"
+        cur += ch
+    return out

@@ -170,6 +170,9 @@ class CudaLowering:
             return [self.asm(n)]
         if t == "function_definition":  # MACRO(args) { body }: a loop or scope macro the file does not define
             return self.macro_block(n)
+        if t == "alias_declaration" and n.child_by_field_name("name") is not None and n.child_by_field_name("type") is not None:
+            # ``using C = config<128, 64>;`` in a body: the name stands for that type from here on
+            return [Decl(self.loc(n), text(n.child_by_field_name("name")), _squash(text(n.child_by_field_name("type"))), frozenset({"using"}))]
         if t in ("break_statement", "continue_statement", "goto_statement", "comment", "type_definition",
                  "alias_declaration", "using_declaration", "static_assert_declaration", "preproc_call",
                  "preproc_def", "preproc_function_def", "namespace_alias_definition", "struct_specifier",
@@ -352,7 +355,8 @@ class CudaLowering:
         if t in ("qualified_identifier", "scoped_identifier"):
             return Name(self.qualified(text(n)))
         if t == "template_function":
-            return Name(self.qualified(_strip_targs(text(n))))
+            tal = n.child_by_field_name("arguments")
+            return Name(self.qualified(_strip_targs(text(n))), tuple(self._targ(a) for a in (tal.named_children if tal is not None else [])))
         if t == "lambda_expression":
             self._lambda_key += 1
             decl = n.child_by_field_name("declarator")

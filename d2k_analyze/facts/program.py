@@ -59,6 +59,13 @@ class CudaProgram:
     def lowering(self, src: CudaSource) -> CudaLowering:
         return CudaLowering(src.file, src.line, [(n.start_byte, n.end_byte) for n in src.dead_preproc], src.pragmas, self.aliases)
 
+    def struct_params(self, name: str) -> list[tuple[str, str]]:
+        """The template parameters (name, kind) of a user struct, in order."""
+        for src in self.sources:
+            if name in src.struct_templates:
+                return src.struct_templates[name]
+        return []
+
     def node_of(self, func: Func):
         """The tree-sitter node a lowered function came from."""
         return self._nodes.get(id(func))
