@@ -8,14 +8,18 @@ constant offsets instead of a loop).
 ## How it is detected
 Pragmas attached to live loops (``unroll 1`` and ``nounroll`` do not count); Triton loops over
 ``tl.static_range`` or with an unroll factor; for manual unrolling, three or more assignments
-to the same storage with the same shape and different constant offsets, in straight-line code.
+to the same storage with the same offset form and different constant offsets whose values are
+the same update (one expression shape, constants aside), or one library call issued with three
+different constant arguments (a shuffle ladder written out). Source lines play no part: the
+same code on one line or on many reads the same.
 
 ## Not to be confused with
-What the compiler unrolls by itself; a pragma in a comment or a dead branch.
+What the compiler unrolls by itself; a pragma in a comment or a dead branch; a vector's members
+unpacked into an array (``f[0] = v.x; f[1] = v.y; ...``: different values, not one update).
 """
 
 from ..facts import poly as P
-from ..facts.expr import Num, atoms, num
+from ..facts.expr import Load, Num, Sym, atoms, num, walk
 from ._base import Rule, absent, present
 
 RULE = Rule("loop_unrolling")
@@ -74,7 +78,7 @@ def _manual(f):
         if consts:
             calls.setdefault((c.fn, c.loops, len(c.call.args)), []).append((consts, c))
     for group in calls.values():
-        if len({cs for cs, _ in group}) >= 3 and len({c.loc.line for _, c in group}) >= 3:
+        if len({cs for cs, _ in group}) >= 3:
             return [c for _, c in group][:3]
     groups: dict[tuple, list] = {}
     for a in f.accesses:
@@ -84,10 +88,33 @@ def _manual(f):
         base = tuple((m, c) for m, c in p if m != ())
         groups.setdefault((a.obj, a.loops, base, a.kind), []).append(a)
     for accs in groups.values():
-        consts = {P.constant_of(tuple((m, c) for m, c in acc.poly if m == ())) for acc in accs}
-        if len(consts) >= 3 and len({acc.loc.line for acc in accs}) >= 3:
-            return accs[:3]
+        by_shape: dict[tuple, list] = {}
+        for acc in accs:
+            by_shape.setdefault(_shape(acc.value), []).append(acc)
+        for same in by_shape.values():
+            consts = {P.constant_of(tuple((m, c) for m, c in acc.poly if m == ())) for acc in same}
+            if len(consts) >= 3:
+                return same[:3]
     return []
+
+
+def _shape(e) -> tuple:
+    """An expression with its constants and load identities left out: ``acc[1] += a[1] * b`` and
+    ``acc[2] += a[2] * b`` share a shape (one update repeated), ``f[0] = v.x`` and ``f[1] = v.y``
+    do not (an unpack of a vector's members, not a loop written out)."""
+    if e is None:
+        return ()
+    out = []
+    for n in walk(e):
+        if isinstance(n, Num):
+            out.append("num")
+        elif isinstance(n, Sym):
+            out.append(n.key.split("#")[0])
+        elif isinstance(n, Load):
+            out.append(("load", n.space))
+        else:
+            out.append((type(n).__name__, getattr(n, "op", None), getattr(n, "fn", None), getattr(n, "name", None)))
+    return tuple(out)
 
 
 @RULE.triton

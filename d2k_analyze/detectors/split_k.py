@@ -12,14 +12,16 @@ indexed by the same grid index. A split factor that resolves to 1 at every launc
 slice index (it folds away) and earns nothing.
 
 ## Not to be confused with
-Batched GEMM (the batch index also reaches both operands, but not as a K offset, and the output
+Attention split along the sequence (``split_kv``: the loop's scores go through ``exp``); a
+loop that stores one result per iteration instead of accumulating; a grid-stride loop over rows;
+batched GEMM (the batch index also reaches both operands, but not as a K offset, and the output
 is stored per batch without atomics); atomics used for something else.
 """
 
 from ..facts import poly as P
-from ..facts.expr import Num, atoms
+from ..facts.expr import Num, atoms, walk
 from ._base import Rule, absent, present
-from ._queries import gemm_loops, loads_in
+from ._queries import defs_of, gemm_loops, is_call, is_exp, loads_in, mac_updates, mma_calls, reduction_loop
 
 RULE = Rule("split_k")
 
@@ -28,9 +30,25 @@ def _grid(keys) -> set[str]:
     return {k for k in keys if k.startswith(("bid.", "pid."))}
 
 
+def _grid_terms(poly: P.Poly) -> set[str]:
+    """Grid indices of an offset: block/program ids, and opaque terms computed from them alone
+    (``blockIdx.x / tiles``: a slice index folded into a 1-D grid)."""
+    out = set()
+    for k in P.terms(poly):
+        if k.startswith(("bid.", "pid.")):
+            out.add(k)
+        elif k.startswith("~"):
+            keys = atoms(P.opaque_expr(k)) if P.opaque_expr(k) is not None else frozenset()
+            if _grid(keys) and not any(x.startswith(("tid.", "iter#", "ivar#", "lane", "warp", "carried#")) for x in keys):
+                out.add(k)
+    return out
+
+
 def _k_slice_atoms(f, lid: int) -> set[str]:
     lp = f.loops[lid]
     bounds = _grid(atoms(lp.init) if lp.init is not None else ()) | _grid(atoms(lp.bound) if lp.bound is not None else ())
+    if lp.step is not None and any(k.startswith(("gdim.", "nprog.")) for k in atoms(lp.step)):
+        bounds = set()  # a grid-stride loop over rows/tiles, not a K slice
     loads = [a for a in f.accesses if lid in a.loops and a.kind in ("load", "rmw") and a.space in ("global",)]
     operands = {}
     for a in loads:
@@ -38,17 +56,41 @@ def _k_slice_atoms(f, lid: int) -> set[str]:
     if len(operands) < 2:
         return bounds
     it = f"iter#{lid}"
-    shared_k: set[str] | None = None
+    sliced: dict[str, int] = {}  # grid index -> operands it offsets along K
+    hidden: dict[str, int] = {}  # grid index -> operands it reaches only through a non-linear term
+    rows: set[str] = set()  # grid indices some operand uses as a row/column (not a K slice)
     for accs in operands.values():
-        here: set[str] = set()
+        here, there = set(), set()
         for a in accs:
-            k_coeff = P.coeff(a.poly, it)
-            for g in _grid(atoms(a.off)):
+            k_coeff = P.coeff(a.poly, it) or _carried_step(f, a.poly, lid)
+            for g in _grid(atoms(a.off)) | _grid_terms(a.poly):
                 g_coeff = P.coeff(a.poly, g)
-                if k_coeff and g_coeff and _proportional(g_coeff, k_coeff):
+                if k_coeff and g_coeff and (_proportional(g_coeff, k_coeff) or _divides(g_coeff, k_coeff)):
                     here.add(g)
-        shared_k = here if shared_k is None else shared_k & here
-    return bounds | (shared_k or set())
+                elif not g_coeff:
+                    there.add(g)  # ``(pid_k * BK + offs) // 8`` for packed int4 weights
+                elif k_coeff:
+                    rows.add(g)
+        for g in here:
+            sliced[g] = sliced.get(g, 0) + 1
+        for g in there - here:
+            hidden[g] = hidden.get(g, 0) + 1
+    # a K slice: the same grid index offsets two operands along K (one may reach it through a
+    # packed-index division), and no operand takes it as a row or column
+    return bounds | {g for g, n in sliced.items() if n + hidden.get(g, 0) >= 2 and g not in rows}
+
+
+def _carried_step(f, poly: P.Poly, lid: int) -> P.Poly:
+    """The per-iteration advance of a pointer carried round the loop (``a_ptrs += BK * stride``):
+    the increment its ``+=`` adds inside loop ``lid``."""
+    for key in P.terms(poly):
+        if not key.startswith("carried#") or not key.endswith(f"@{lid}"):
+            continue
+        cell = int(key.split("#", 1)[1].split("@", 1)[0])
+        for d in defs_of(f, cell):
+            if d.op == "+=" and lid in d.loops:
+                return P.poly(d.rhs)
+    return ()
 
 
 def _proportional(a: P.Poly, b: P.Poly) -> bool:
@@ -59,21 +101,63 @@ def _proportional(a: P.Poly, b: P.Poly) -> bool:
     return bool(ta & tb)
 
 
+def _divides(a: P.Poly, b: P.Poly) -> bool:
+    """Single-term ``a`` divides single-term ``b`` (``32`` and ``32 * split_iters``): the grid index
+    picks a K step inside the stride the loop advances by (interleaved K slices)."""
+    if len(a) != 1 or len(b) != 1:
+        return False
+    (ma, _), (mb, _) = a[0], b[0]
+    rest = list(mb)
+    for k in ma:
+        if k not in rest:
+            return False
+        rest.remove(k)
+    return bool(rest)
+
+
 def _one_split(f, atom: str) -> bool:
     """Every launch gives the slicing grid axis one block/program: no split."""
+    if not atom.startswith(("bid.", "pid.")):
+        return False
     axis = {"x": 0, "y": 1, "z": 2}.get(atom.split(".")[1], None) if atom.startswith("bid.") else int(atom.split(".")[1])
     if axis is None or not f.launches:
         return False
     return all(axis < len(lf.grid) and lf.grid[axis] == Num(1) or axis >= len(lf.grid) for lf in f.launches)
 
 
+def _reduces(f, lid: int) -> bool:
+    """The loop accumulates its products (a K loop), rather than storing one result per
+    iteration (a loop over key blocks that writes each block's scores)."""
+    if any(reduction_loop(f, a) == lid for a in mac_updates(f)) or any(lid in c.loops for c in mma_calls(f)):
+        return True
+    carried = f.loops[lid].carried
+    return any(a.cell in carried and lid in a.loops and any(is_call(n, {"tl.dot", "tl.dot_scaled"}) for n in walk(a.new))
+               for a in f.assigns)
+
+
+def _with_enclosing(f, ids: list[int]) -> list[int]:
+    """GEMM loops and the loops around them: an MMA's innermost loop walks the k-steps of a
+    shared-memory tile while the loop that loads from global memory (the one a split slices)
+    encloses it."""
+    out: list[int] = []
+    for lid in ids:
+        while lid is not None and lid not in out:
+            out.append(lid)
+            lid = f.loops[lid].parent
+    return out
+
+
 @RULE.both
 def detect(f):
-    for lid in gemm_loops(f):
+    for lid in _with_enclosing(f, gemm_loops(f)):
+        if not _reduces(f, lid):
+            continue
+        if any(lid in c.loops and is_exp(c.call) for c in f.calls):
+            continue  # scores through exp: attention split along the sequence (split_kv), not a K split
         slices = {s for s in _k_slice_atoms(f, lid) if not _one_split(f, s)}
         if not slices:
             continue
-        combine = [a for a in f.accesses if a.space == "global" and (a.kind == "atomic" or (a.kind == "store" and slices & atoms(a.off)))]
+        combine = [a for a in f.accesses if a.space == "global" and (a.kind == "atomic" or (a.kind == "store" and slices & (atoms(a.off) | P.terms(a.poly))))]
         if combine:
             return present([f.loops[lid]] + combine[:1], "K loop sliced by a grid index; partials combined")
     return absent("each tile's K loop runs in one block/program")

@@ -313,6 +313,10 @@ def _rescale(p: Ptr, new_type: str, interp) -> E:
         q = P.poly(p.off)
         if all(c * old % new == 0 for _, c in q):
             return _from_poly(tuple((m, c * old / new) for m, c in q))
+        if q and len(q) <= P.MAX_TERMS:
+            # an exact byte offset in wider units: ``(half*)A + k * 32`` read as uint4 is ``k * 4``
+            # per 16 bytes; fractional coefficients keep every index term visible
+            return _from_poly(tuple((m, c * old / new) for m, c in q))
         return Op("rescale", (p.off, Num(old), Num(new)))
     return p.off
 
