@@ -8,14 +8,19 @@
 On resolved values: a *mean update* ``A + (X - A) · k`` (or ``/ k``) where the same value ``A``
 appears as the base and inside the difference, together with an *M2 update* that adds to a
 value a product of two differences with that mean (``(X - A) · (X - A')``, or a squared
-``(X - A)``); Inductor's ``welford`` helpers. Combine functions handed to ``tl.reduce`` are
-analysed like any other code.
+``(X - A)``); the re-weighted form of the mean update ``(A · n + X) / n'`` counts too. A Chan
+merge: ``M2 + n · (mean_a - mean_b)²`` with both sides means, or with partial statistics read
+back from memory (loaded ``mean_i``, ``n_i`` and ``M2_i``). Statistics kept in memory through a
+pointer compare by the location they read, not by the load that read them. Inductor's
+``welford`` helpers. Combine functions handed to ``tl.reduce`` are analysed like any other code.
 
 ## Not to be confused with
-A single-pass sum and sum of squares (``E[x²] - E[x]²``) or a two-pass centred variance.
+A single-pass sum and sum of squares (``E[x²] - E[x]²``) or a two-pass centred variance (no
+loaded count or M2 partial); a ceiling division ``1 + (x - 1) / k`` (a constant is no mean).
 """
 
-from ..facts.expr import Call, Op, Sym, flatten, walk
+from ..facts import poly as P
+from ..facts.expr import Call, Load, Num, Op, Sym, flatten, rewrite, walk
 from ._base import Rule, absent, present
 
 RULE = Rule("welford")
@@ -25,19 +30,60 @@ def _diffs(e) -> list[Op]:
     return [n for n in walk(e) if isinstance(n, Op) and n.op == "-" and len(n.args) == 2]
 
 
+def _values(f) -> list:
+    """(assignment, its value) with every load replaced by the location it reads: statistics
+    kept in memory (``*mean += (x - *mean) / n`` through a pointer) read the same location
+    twice, as two loads that must compare equal."""
+    cached = f.cache.get("welford_values")
+    if cached is None:
+        def location(n):
+            if isinstance(n, Load) and n.access < len(f.accesses):
+                return Sym(f"at:{n.obj}:{P.show(f.accesses[n.access].poly)}")
+            return n
+        cached = [(a, rewrite(a.new, location)) for a in f.assigns]
+        f.cache["welford_values"] = cached
+    return cached
+
+
 def mean_updates(f) -> list:
     """(assignment, the mean value A) for values shaped A + (X - A)·k or A + (X - A)/k."""
     out = []
-    for a in f.assigns:
-        terms = flatten("+", a.new)
+    for a, value in _values(f):
+        terms = flatten("+", value)
         if len(terms) < 2:
+            base = _reweighted_mean(value)
+            if base is not None:
+                out.append((a, base))
             continue
         for base in terms:
+            if isinstance(base, Num) or not _data(base):
+                continue  # ``1 + (x - 1) / k`` is a ceiling division, not a running mean
             rest = [t for t in terms if t is not base]
             if any(_scaled_difference_with(t, base) for t in rest):
                 out.append((a, base))
                 break
     return out
+
+
+def _reweighted_mean(value):
+    """``(mean · n + x) / n'``: the running mean re-weighted by its count (the mean it updates)."""
+    if not (isinstance(value, Op) and value.op in ("/", "fdiv") and len(value.args) == 2):
+        return None
+    terms = flatten("+", value.args[0])
+    if len(terms) < 2:
+        return None
+    for t in terms:
+        if isinstance(t, Op) and t.op == "*":
+            for factor in t.args:
+                if isinstance(factor, Sym) and factor.key.startswith(("carried#", "phi#", "at:")):
+                    return factor
+    return None
+
+
+def _data(e) -> bool:
+    """A value that comes from the data: a load, a location read, or a value carried round a loop."""
+    return any(isinstance(n, Sym) and n.key.startswith(("at:", "carried#", "phi#", "ld.")) or isinstance(n, Load)
+               or isinstance(n, Call) for n in walk(e))
 
 
 def _scaled_difference_with(t, base) -> bool:
@@ -47,8 +93,8 @@ def _scaled_difference_with(t, base) -> bool:
     return any(d.args[1] == base for d in _diffs(t))
 
 
-def _m2_update(a, means: set) -> bool:
-    terms = flatten("+", a.new)
+def _m2_update(value, means: set) -> bool:
+    terms = flatten("+", value)
     if len(terms) < 2:
         return False
     for t in terms:
@@ -70,17 +116,36 @@ def _mean_like(e) -> bool:
                                                                 or isinstance(n, Sym) and n.key.startswith("carried#") for n in walk(e.args[0]))
 
 
+def _loaded(e) -> bool:
+    return any(isinstance(x, Sym) and x.key.startswith("at:") for x in walk(e))
+
+
+def _partials_merge(total, term, factors) -> bool:
+    """Partials read back from memory: ``M2_i + n_i · (mean_i - mean)²`` with ``mean_i``, ``n_i``
+    and ``M2_i`` loaded and ``mean`` a mean (a two-pass variance has no loaded count or M2)."""
+    diffs = [x for x in factors if isinstance(x, Op) and x.op == "-" and len(x.args) == 2
+             and any(_mean_like(y) for y in x.args) and all(_mean_like(y) or _loaded(y) for y in x.args)]
+    if len(diffs) < 2 or diffs[0] != diffs[1]:
+        return False
+    counts = [x for x in factors if x not in diffs and _loaded(x)]
+    addends = [x for x in total.args if x is not term and _loaded(x)]
+    return bool(counts and addends)
+
+
 def chan_merges(f) -> list:
     """M2 merges of partials: ``M2_a (+ M2_b) + n · (mean_a - mean_b)²`` with both sides means."""
     out = []
-    for a in f.assigns:
-        for n in walk(a.new):
+    for a, value in _values(f):
+        for n in walk(value):
             if not (isinstance(n, Op) and n.op == "+") or len(n.args) < 2:
                 continue
             for t in n.args:
                 factors = flatten("*", t)
                 diffs = [x for x in factors if isinstance(x, Op) and x.op == "-" and len(x.args) == 2 and all(_mean_like(y) for y in x.args)]
                 if len(diffs) >= 2 and diffs[0] == diffs[1]:
+                    out.append(a)
+                    break
+                if _partials_merge(n, t, factors):
                     out.append(a)
                     break
             if out and out[-1] is a:
@@ -99,8 +164,9 @@ def detect(f):
     updates = mean_updates(f)
     if not updates:
         return absent("no running mean update (sum of squares or two-pass statistics)")
-    means = {m for _, m in updates} | {a.new for a, _ in updates}
-    m2 = [a for a in f.assigns if _m2_update(a, means)]
+    values = dict((id(a), v) for a, v in _values(f))
+    means = {m for _, m in updates} | {values[id(a)] for a, _ in updates}
+    m2 = [a for a, v in _values(f) if _m2_update(v, means)]
     if m2:
         return present([updates[0][0], m2[0]], "Welford / Chan update of (mean, M2)")
     return absent("a running mean without an M2 update of the Welford form", [updates[0][0]])

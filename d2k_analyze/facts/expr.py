@@ -159,6 +159,25 @@ def children(e: E) -> tuple[E, ...]:
     return ()
 
 
+def rewrite(e: E, fn: Callable[[E], E]) -> E:
+    """``e`` rebuilt bottom-up with ``fn`` applied to every node (children first)."""
+    if isinstance(e, Op):
+        e = Op(e.op, tuple(rewrite(a, fn) for a in e.args))
+    elif isinstance(e, Call):
+        e = Call(e.fn, tuple(rewrite(a, fn) for a in e.args), tuple((k, rewrite(v, fn)) for k, v in e.kw), e.targs)
+    elif isinstance(e, Index):
+        e = Index(rewrite(e.base, fn), tuple(rewrite(i, fn) for i in e.idx))
+    elif isinstance(e, Attr):
+        e = Attr(rewrite(e.base, fn), e.name)
+    elif isinstance(e, Cast):
+        e = Cast(e.type, rewrite(e.arg, fn))
+    elif isinstance(e, Tup):
+        e = Tup(tuple(rewrite(i, fn) for i in e.items))
+    elif isinstance(e, Ptr):
+        e = Ptr(e.obj, e.elem, rewrite(e.off, fn), e.shape)
+    return fn(e)
+
+
 def walk(e: E) -> Iterator[E]:
     """Pre-order walk of an expression tree."""
     stack = [e]
