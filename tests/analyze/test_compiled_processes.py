@@ -87,8 +87,11 @@ def test_signal_stops_compilers_and_leaves_no_temp_folder(fake_nvcc, tmp_path, s
         sub = tmp_path / "subs" / name
         sub.mkdir(parents=True)
         (sub / "kernel.cu").write_text(KERNEL.replace("k(", f"k_{name}("))
+    # SIGINT back to its default in the child: a test run started in the background (CI scripts,
+    # `cmd &`) inherits SIGINT ignored, and Python then never raises KeyboardInterrupt.
     proc = subprocess.Popen([sys.executable, "-m", "d2k_analyze", str(tmp_path / "subs"), "--jobs", str(jobs)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert wait_until(lambda: len(child_pids(fake_nvcc)) >= min(jobs, 2)), "the fake nvcc never started"
         proc.send_signal(sig)
