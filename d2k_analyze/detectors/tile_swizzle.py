@@ -16,50 +16,63 @@ Row-major decomposition (``pid // n``, ``pid % n``), batch decomposition of a li
 """
 
 from ..facts import poly as P
-from ..facts.expr import Op, atoms, num, walk
+from ..facts.expr import Op, Ptr, atoms, num, walk
 from ._base import Rule, absent, present
 
 RULE = Rule("tile_swizzle")
 
 
 def _grid_dep(e, tile_iters: frozenset[str]) -> bool:
-    """Depends on the block/program index, or on the tile index of a persistent tile loop."""
-    return any(k.startswith(("bid.", "pid.")) or k in tile_iters for k in atoms(e))
-
-
-def _parts(e, tile_iters) -> list[tuple[str, str]]:
-    """What kind of index arithmetic on a grid atom an expression does: quotient / remainder / bits."""
-    kinds = []
-    for n in walk(e):
-        if isinstance(n, Op) and len(n.args) == 2 and _grid_dep(n.args[0], tile_iters):
-            d = num(n.args[1])
-            if _at_most_one(n.args[1]) and n.op in ("%", "/", "//"):
-                continue  # a group of one: the remainder vanishes
-            if n.op in ("/", "//", ">>"):
-                kinds.append(("q", repr(n.args[1])))
-            elif n.op == "%" and d != 1:
-                kinds.append(("r", repr(n.args[1])))
-            elif n.op == "&" and d not in (0,):
-                kinds.append(("r", repr(n.args[1])))
-            elif n.op == "<<":
-                kinds.append(("s", repr(n.args[1])))
-            elif n.op == "^" and _grid_dep(n.args[1], tile_iters):
-                kinds.append(("x", ""))
-    return kinds
+    """Depends on the block/program index, or on the tile index of a persistent tile loop (its
+    iteration, or a tile counter carried round it that started from the block index)."""
+    return any(k.startswith(("bid.", "pid.")) or k in tile_iters or k.split("@")[0] in tile_iters for k in atoms(e))
 
 
 def _at_most_one(e) -> bool:
     return num(e) == 1 or (isinstance(e, Op) and e.op == "min" and any(num(x) == 1 for x in e.args))
 
 
-def _swizzled(e, tile_iters) -> bool:
-    if not (isinstance(e, Op) and e.op == "+"):
+def _grid_kind(key: str, tile_iters) -> tuple[str, str] | None:
+    """(kind, divisor) of an opaque offset term computed from a block index: q (quotient, shift),
+    r (remainder, mask), x (xor of two grid values)."""
+    n = P.opaque_expr(key) if key.startswith("~") else None
+    if not (isinstance(n, Op) and len(n.args) == 2 and _grid_dep(n.args[0], tile_iters)) or _at_most_one(n.args[1]):
+        return None
+    if n.op in ("/", "//", ">>"):
+        return ("q", repr(n.args[1]))
+    if n.op in ("%", "&") and num(n.args[1]) not in (0, 1):
+        return ("r", repr(n.args[1]))
+    if n.op == "^" and _grid_dep(n.args[1], tile_iters):
+        return ("x", "")
+    return None
+
+
+def _static_ratio(a: P.Poly, b: P.Poly) -> bool:
+    """``a`` and ``b`` differ by a compile-time factor (``BM * G`` and ``BM``): the two terms move
+    the same tile coordinate. Strides of different coordinates differ by a runtime size."""
+    if len(a) != 1 or len(b) != 1:
         return False
-    terms = [_parts(t, tile_iters) for t in e.args]
-    quot = {d for t in terms for k, d in t if k in ("q", "s")}
-    rem = {d for t in terms for k, d in t if k == "r"}
-    mixed_terms = [t for t in terms if t]
-    return len(mixed_terms) >= 2 and bool(quot) and bool(rem) and quot != rem
+    (ma, _), (mb, _) = a[0], b[0]
+    small, large = (list(ma), list(mb)) if len(ma) <= len(mb) else (list(mb), list(ma))
+    for k in small:
+        if k not in large:
+            return False
+        large.remove(k)
+    return all(k.startswith(("cexpr#", "tparam#", "lib:")) for k in large)
+
+
+def _remapped(value, tile_iters) -> bool:
+    """A quotient and a remainder of block indices (different divisors) added into one tile
+    coordinate: their coefficients differ by a compile-time factor."""
+    poly = P.poly(value.off if isinstance(value, Ptr) else value)
+    parts = [(k, kind) for k in P.terms(poly) if (kind := _grid_kind(k, tile_iters)) is not None]
+    if any(kind[0] == "x" for _, kind in parts):
+        return True
+    for k1, (kind1, d1) in parts:
+        for k2, (kind2, d2) in parts:
+            if kind1 == "q" and kind2 == "r" and d1 != d2 and _static_ratio(P.coeff(poly, k1), P.coeff(poly, k2)):
+                return True
+    return False
 
 
 @RULE.both
@@ -69,17 +82,13 @@ def detect(f):
         return present(calls, "tl.swizzle2d")
     tile_iters = frozenset(f"iter#{lp.id}" for lp in f.loops.values() if lp.init is not None and any(k.startswith(("bid.", "pid.")) for k in atoms(lp.init)))
     tile_iters |= frozenset(f"ivar#{lp.id}" for lp in f.loops.values())
+    tile_iters |= frozenset(f"{kind}#{a.cell}" for a in f.assigns if a.cell is not None and a.new is not None
+                            and any(k.startswith(("bid.", "pid.")) for k in atoms(a.new)) for kind in ("carried", "phi"))
     used = {k for a in f.accesses if a.space == "global" for k in P.terms(a.poly)}
     hits = []
     for rec, value in [(a, a.new) for a in f.assigns] + [(a, a.off) for a in f.accesses if a.space == "global"]:
-        for n in walk(value):
-            if isinstance(n, Op) and n.op == "+" and _swizzled(n, tile_iters) and _feeds(n, used):
-                hits.append(rec)
-                break
-            if isinstance(n, Op) and n.op == "^" and all(_grid_dep(x, tile_iters) for x in n.args) and _feeds(n, used):
-                hits.append(rec)
-                break
-        if hits:
+        if value is not None and _remapped(value, tile_iters) and _feeds(value.off if isinstance(value, Ptr) else value, used):
+            hits.append(rec)
             break
     if hits:
         return present(hits, "tile coordinates remapped from the block id (grouped / swizzled order)")

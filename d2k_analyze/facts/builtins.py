@@ -145,6 +145,8 @@ def carried_value(value: E, cell_id: int, lid: int) -> E:
     sym = Sym(f"carried#{cell_id}@{lid}", atoms(value) | {f"iter#{lid}"})
     if isinstance(value, Ptr):
         return Ptr(value.obj, value.elem, binop("+", (value.off, sym)), value.shape)
+    if isinstance(value, Call) and value.fn in ("tl.make_block_ptr", "tl.advance"):
+        return Call("tl.advance", (value, sym))  # a block pointer advanced round the loop
     p = P.poly(value)
     if any(m == (k,) and c == 1 and k.startswith("param#") for m, c in p for k in m):  # Triton pointer tensor
         return binop("+", (value, sym))
@@ -376,10 +378,13 @@ def library_call(interp, e: Call, loc: Loc, base: E | None = None) -> E:
         return Op("abs", args[:1])
     if fn == "tl.cast" and len(args) >= 2:
         return cast(interp, _dtype_text(args[1]), args[0])
-    if fn in ("tl.program_id", "triton.language.program_id"):
+    # an imported module's ``program_id`` / ``num_programs`` (a project's thin wrapper over Triton's,
+    # e.g. one that widens the id to int64) is read as Triton's own: its source is not in view
+    wrapper = interp.lang == "triton" and "." in fn and not fn.startswith("tl.")
+    if fn in ("tl.program_id", "triton.language.program_id") or (wrapper and s == "program_id"):
         axis = _axis(args, kw)
         return Sym(f"pid.{axis}")
-    if fn in ("tl.num_programs",):
+    if fn in ("tl.num_programs",) or (wrapper and s == "num_programs"):
         return Sym(f"nprog.{_axis(args, kw)}")
     if fn == "tl.arange":
         return Sym(f"arange#{loc.line}.{len(interp.f.calls)}", frozenset({"arange"}))

@@ -54,7 +54,27 @@ def imports(root: Node) -> dict[str, str]:
                     table[text(c).split(".")[-1]] = f"{base}.{text(c)}"
         elif n.type in ("function_definition", "class_definition") and n.parent is not None and n.parent.type == "module":
             continue
+    # module-level names bound to an imported API (``desc_fn = tl.make_tensor_descriptor``, also
+    # under ``if hasattr(tl, ...):`` / ``try:``): the first binding in source order stands
+    for n in walk(root):
+        if n.type != "assignment" or not _module_level(n):
+            continue
+        left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+        if left is None or right is None or left.type != "identifier" or right.type not in ("attribute", "identifier"):
+            continue
+        head, _, rest = text(right).partition(".")
+        if head in table and text(left) not in table:
+            table[text(left)] = table[head] + ("." + rest if rest else "")
     return table
+
+
+def _module_level(n: Node) -> bool:
+    p = n.parent
+    while p is not None and p.type != "module":
+        if p.type in ("function_definition", "class_definition", "lambda"):
+            return False
+        p = p.parent
+    return True
 
 
 class PythonLowering:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import poly as P
 from .builtins import _from_poly
-from .expr import Call, E, Load, Num, Ptr, Sym, Tup, atoms, short
+from .expr import Call, Cast, E, Load, Num, Op, Ptr, Sym, Tup, atoms, short
 from .ir import Loc
 
 DESCRIPTOR_MAKERS = ("tl.make_tensor_descriptor", "tl._experimental_make_tensor_descriptor", "TensorDescriptor.from_tensor")
@@ -42,7 +42,21 @@ def decompose(interp, ptr: E) -> tuple[Ptr | None, str]:
             key = m[0]
             rest = P.add(p, P.term(key), -1)
             return Ptr(_param_object(interp, key), "", _from_poly(rest), ()), "tl"
+    if _loaded_pointer(ptr):  # a pointer loaded from memory: ``tl.load(ptrs + g).to(tl.pointer_type(T))``
+        return Ptr(interp.implicit_object(ptr).obj, "", Num(0), ()), "tl"
+    if isinstance(ptr, Op) and ptr.op == "+":
+        bases = [a for a in ptr.args if _loaded_pointer(a)]
+        if len(bases) == 1:
+            rest = [a for a in ptr.args if a is not bases[0]]
+            return Ptr(interp.implicit_object(bases[0]).obj, "", rest[0] if len(rest) == 1 else Op("+", tuple(rest)), ()), "tl"
     return None, "unknown"
+
+
+def _loaded_pointer(e: E | None) -> bool:
+    if isinstance(e, Cast):  # ``x.to(tl.pointer_type(T))`` lowers to a cast to that type
+        return "pointer_type" in e.type
+    return isinstance(e, Call) and short(e.fn) == "to" and any(
+        isinstance(a, Call) and short(a.fn) == "pointer_type" for a in e.args[1:] + tuple(v for _, v in e.kw))
 
 
 def _param_object(interp, key: str) -> int:
