@@ -9,8 +9,9 @@ strided pattern: a lane coefficient that is a row length or any constant above o
 ## How it is detected
 Each main global load's offset is evaluated for the 32 lanes of a warp (other atoms at
 representative values): consecutive lanes one element apart is contiguous, all equal is a
-broadcast, anything else strided (when the offset cannot be evaluated, the lane's coefficient in
-its polynomial form decides). Absent when strided main loads outnumber contiguous ones; present
+broadcast, addresses that cover one range without a gap wider than an element (lanes sharing
+an element included) contiguous, anything else strided (when the offset cannot be evaluated,
+the lane's coefficient in its polynomial form decides). Absent when strided main loads outnumber contiguous ones; present
 otherwise, including traffic that only goes through library tile copies or TMA (no strided
 pattern is visible, and the property is 0 only for an obviously strided one).
 
@@ -29,11 +30,14 @@ RULE = Rule("coalesced_access")
 def _classify(acc) -> str:
     offs = lane_offsets(acc.off)
     if offs is not None:
-        deltas = [b - a for a, b in zip(offs, offs[1:])]
-        if all(d == 0 for d in deltas):
+        distinct = sorted(set(offs))
+        if len(distinct) == 1:
             return "broadcast"
-        contiguous = sum(1 for d in deltas if abs(d) == 1)
-        return "unit" if contiguous * 2 >= len(deltas) else "strided"
+        # the warp's addresses, in elements, cover one range with no gap wider than an element
+        # (lanes sharing an element, ``tid / 2``, or half-element steps of a reinterpreted
+        # pointer are as dense as one element per lane)
+        gaps = [b - a for a, b in zip(distinct, distinct[1:])]
+        return "unit" if all(g <= 1 for g in gaps) else "strided"
     stride = acc.thread_stride()
     if not stride:
         return "broadcast" if not P.mentions(acc.poly, "tid.x") and not P.mentions(acc.poly, "lane") else "unknown"

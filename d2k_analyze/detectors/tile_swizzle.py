@@ -38,8 +38,8 @@ def _grid_kind(key: str, tile_iters) -> tuple[str, str] | None:
     n = P.opaque_expr(key) if key.startswith("~") else None
     if not (isinstance(n, Op) and len(n.args) == 2 and _grid_dep(n.args[0], tile_iters)) or _at_most_one(n.args[1]):
         return None
-    if n.op in ("/", "//", ">>"):
-        return ("q", repr(n.args[1]))
+    if n.op in ("/", "//", ">>", "<<"):
+        return ("q", repr(n.args[1]))  # a shift left moves an index into higher bits alike
     if n.op in ("%", "&") and num(n.args[1]) not in (0, 1):
         return ("r", repr(n.args[1]))
     if n.op == "^" and _grid_dep(n.args[1], tile_iters):

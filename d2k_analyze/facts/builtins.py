@@ -284,7 +284,15 @@ def attribute(interp, base: E, name: str, loc: Loc) -> E:
         return Attr(interp.load(base, loc), name)  # p->field
     if isinstance(base, Call) and base.fn in ("torch.cuda.get_device_properties", "torch.cuda.get_device_capability") and name in SM_COUNT_ATTRS:
         return Sym("sm_count")
+    if isinstance(base, Call) and VECTOR_MAKER.match(short(base.fn)) and name in VECTOR_FIELDS:
+        i = VECTOR_FIELDS.index(name)  # make_uint2(a, b).y is b
+        if i < len(base.args):
+            return base.args[i]
     return Attr(base, name)
+
+
+VECTOR_MAKER = re.compile(r"^make_(u?(char|short|int|long|longlong)|float|double|half|bfloat16)[234]$")
+VECTOR_FIELDS = ("x", "y", "z", "w")
 
 
 def cast(interp, type_: str, value: E) -> E:

@@ -432,8 +432,9 @@ class Interp:
             base = self.lvalue_cell(e.base, loc)
             if base is not None and not isinstance(base.value, Ptr):
                 fc = base.fields.get(e.name)
-                if fc is None:
-                    fc = self.new_cell(Attr(base.value, e.name))
+                if fc is None:  # a member of a constructed value folds (make_uint2(a, b).y is b)
+                    member = builtins.attribute(self, base.value, e.name, loc) if isinstance(base.value, Call) else Attr(base.value, e.name)
+                    fc = self.new_cell(member)
                     base.fields[e.name] = fc
                 return fc
         return None
