@@ -2,16 +2,18 @@
 
 ## What it means
 Residual + norm, GEMM + bias (+ activation), silu · mul, QKᵀ + softmax + PV, loss + gradient,
-scale + mask + softmax, bias + activation. One operation does not count even if called "fused":
-softmax, LayerNorm with its affine step, RMSNorm · weight, GEMM with an alpha/beta epilogue.
+scale + mask + softmax, bias + activation, int4 dequantisation + GEMM, logit softcapping + loss.
+One operation does not count even if called "fused": softmax, LayerNorm with its affine step,
+RMSNorm · weight, GEMM with an alpha/beta epilogue.
 
 ## How it is detected
 Operations are recognised by their formulas on the kernel's dataflow (:mod:`d2k_analyze.facts.ops`):
 a multiply-accumulate / MMA loop (GEMM), ``exp(x - max)`` (softmax), ``x · rsqrt(s + eps)``
 (normalisation), sigmoid/tanh/erf/ReLU forms (activation), ``act(a) · b`` of two different
 inputs (gated), an addition of two different input tensors (residual / bias add), a -inf mask,
-a log-sum-exp with a gathered target (loss), random numbers (dropout). A kernel with two or more
-of them in one of the fused combinations is fused.
+a log-sum-exp with a gathered target (loss), random numbers (dropout), bit fields of loaded
+integers or ``lop3``/``prmt`` unpacking (dequantisation of packed low-bit weights). A kernel
+with two or more of them in one of the fused combinations is fused.
 
 ## Not to be confused with
 Extra ``torch`` ops in the Python wrapper; a norm's own affine weight and bias.
@@ -25,6 +27,7 @@ COMBINATIONS = (
     ("gemm", "softmax"), ("gemm", "activation"), ("gemm", "bias"), ("gemm", "norm"), ("gated",), ("add", "norm"),
     ("add", "activation"), ("mask", "softmax"), ("add", "softmax"), ("softmax", "dropout"),
     ("activation", "dropout"), ("add", "dropout"), ("norm", "activation"), ("loss", "gradient"),
+    ("gemm", "dequant"), ("loss", "activation"),
 )
 
 

@@ -246,6 +246,26 @@ def _gemm_value(e: E, cells: set) -> bool:
     return any(_fn(n, {"dot"}) or cell_of(n) in cells for n in walk(e))
 
 
+NIBBLE_MASKS = {0xF, 0xFF, 0x3, 0x7, 0xF0, 0x0F0F0F0F, 0x000F000F, 0x00F000F0, 0x3FF, 0x1F}
+
+
+def dequantize(f: KernelFacts) -> list:
+    """Packed low-bit weights unpacked from loaded integers: a bit field of loaded data
+    (``(w >> s) & 0xF``), or PTX ``lop3``/``prmt`` bit tricks inside the kernel's loops (the
+    magic-number int4 -> half conversion). Dequantisation is its own operation: fused into a
+    GEMM it saves writing the dequantised matrix."""
+    hits = []
+    for rec, v in values(f):
+        for n in walk(v):
+            if isinstance(n, Op) and n.op == "&" and len(n.args) == 2 and any(num(a) in NIBBLE_MASKS for a in n.args) and \
+                    any(isinstance(m, Load) for a in n.args for m in walk(a)):
+                hits.append(rec)
+                break
+        if hits:
+            return hits
+    return [a for a in f.asm if a.loops and ("lop3" in a.text or "prmt" in a.text)][:1]
+
+
 def dropout(f: KernelFacts) -> list:
     return [c for c in f.calls if c.short in RAND or "philox" in c.fn or "curand" in c.fn]
 
@@ -273,6 +293,7 @@ def operations(f: KernelFacts) -> dict[str, list]:
         "mask": masking(f),
         "loss": loss(f),
         "dropout": dropout(f),
+        "dequant": dequantize(f),
     }
     return {k: v for k, v in found.items() if v}
 
