@@ -7,7 +7,8 @@ Explicit shared-memory padding (a row pitch of 2^k + a few elements: ``[32][33]`
 
 ## How it is detected
 On live shared-memory accesses: a constant coefficient in the offset that is a padded power of
-two, or an XOR / rotation (``(a + b) % n``) of a thread- or loop-dependent index. Layout types
+two, a coefficient ``T + c`` of a compile-time size and a small constant (a template pitch
+``TILE + 1``), or an XOR / rotation (``(a + b) % n``) of a thread- or loop-dependent index. Layout types
 and TMA swizzle modes by their library names (kernel and launching host code).
 
 ## Not to be confused with
@@ -15,6 +16,7 @@ A padded array that is never read or written (it earns nothing); a conflict-free
 chosen without padding or swizzle.
 """
 
+from ..facts import poly as P
 from ..facts.expr import Op, atoms, num, walk
 from ._base import Rule, absent, present
 
@@ -50,11 +52,31 @@ def _xor_or_skew(e) -> bool:
     return False
 
 
+COMPILE_TIME = ("tparam#", "cexpr#", "lib:")
+MOVING = ("tid.", "lane", "warp", "iter#", "ivar#")
+
+
+def _symbolic_pad(poly) -> bool:
+    """A row pitch ``T + c`` with ``T`` a compile-time size and ``0 < c <= 16`` (``TILE + 1``,
+    ``kChunk + kNElts`` once the pad resolves): the coefficient of a thread- or loop-dependent
+    index has one symbolic monomial and a small constant."""
+    for key in P.terms(poly):
+        if not key.startswith(MOVING):
+            continue
+        c = P.coeff(poly, key)
+        const = P.constant_of(tuple((m, v) for m, v in c if m == ()))
+        rest = [m for m, _ in c if m != ()]
+        if const is not None and 0 < const <= 16 and len(rest) == 1 and all(k.startswith(COMPILE_TIME) for k in rest[0]):
+            return True
+    return False
+
+
 @RULE.cuda
 def cuda(f):
     shared = [a for a in f.accesses if a.space == "shared"]
     halos = {o.id for o in f.objects.values() if _halo(o)}
-    pads = [a for a in shared if a.obj not in halos and any(padded(int(c)) for m, c in a.poly if m and c.denominator == 1 and c > 0)]
+    pads = [a for a in shared if a.obj not in halos and (any(padded(int(c)) for m, c in a.poly if m and c.denominator == 1 and c > 0)
+                                                         or _symbolic_pad(a.poly))]
     if pads:
         return present(pads, "padded shared-memory row pitch")
     swz = [a for a in shared if _xor_or_skew(a.off)]

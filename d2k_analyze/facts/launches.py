@@ -5,12 +5,12 @@ sized from ``multiProcessorCount`` carries the ``sm_count`` atom into the launch
 
 from __future__ import annotations
 
-from .expr import Attr, Call, Cast, E, Lambda, Name, Num, Op, Sym, Tup, TypeRef, short
+from .expr import Attr, Call, Cast, E, Lambda, Name, Num, Op, Ptr, Sym, Tup, TypeRef, short
 from .ir import Loc
 from .kernel import LaunchFact
 
 LAUNCHERS = {"<<<>>>", "launch[]", "cudaLaunchKernel", "cudaLaunchKernelEx", "cudaLaunchCooperativeKernel",
-             "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC"}
+             "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC", "cutlass.launch_kernel_on_cluster"}
 TRITON_LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid", "launch_pdl", "grid"}
 
 
@@ -73,6 +73,16 @@ def record(interp, raw: Call, loc: Loc) -> E:
         block = interp.ev(Attr(config, "blockDim"), loc)
         _add(interp, name, LaunchFact(loc, dims(grid), dims(block), interp.ev(Attr(config, "dynamicSmemBytes"), loc), tuple(args[2:]), {}, (fn,),
                                       _kernel_targs(interp, raw.args[1], loc)))
+    elif fn == "cutlass.launch_kernel_on_cluster" and len(args) >= 2:
+        # CUTLASS's cluster launcher: ClusterLaunchParams{grid, block, cluster, smem}, the kernel pointer, its arguments
+        name = kernel_name(interp, _pointee(args[1]))
+        params = args[0]
+        if isinstance(params, Tup) and len(params.items) >= 2:
+            grid, block = dims(params.items[0]), dims(params.items[1])
+            smem = params.items[3] if len(params.items) > 3 else None
+        else:
+            grid, block, smem = dims(interp.ev(Attr(raw.args[0], "grid_dims"), loc)), dims(interp.ev(Attr(raw.args[0], "block_dims"), loc)), None
+        _add(interp, name, LaunchFact(loc, grid, block, smem, tuple(args[2:]), {}, (fn, "cluster")))
     elif fn == "cuLaunchKernel" and len(args) >= 7:
         name = kernel_name(interp, _strip(args[0]))
         _add(interp, name, LaunchFact(loc, tuple(args[1:4]), tuple(args[4:7]), args[7] if len(args) > 7 else None, (), {}, (fn,)))
@@ -87,6 +97,17 @@ def _kernel_targs(interp, lowered: E, loc: Loc) -> tuple[E, ...]:
     if not isinstance(node, Name):
         return ()
     return tuple(interp.resolve_typeref(t) if isinstance(t, TypeRef) else interp.ev(t, loc) for t in node.targs)
+
+
+def _pointee(e: E) -> E:
+    """The function a kernel-pointer value names, through casts and address-of."""
+    for _ in range(4):
+        e = _strip(e)
+        if isinstance(e, Cast):
+            e = e.arg
+        elif isinstance(e, Ptr) or not isinstance(e, (Op, Call)):
+            break
+    return e
 
 
 def _strip(e: E) -> E:
