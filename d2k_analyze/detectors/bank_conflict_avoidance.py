@@ -47,7 +47,7 @@ def _xor_or_skew(e) -> bool:
             return True
         if isinstance(n, Op) and n.op == "%" and isinstance(n.args[0], Op) and n.args[0].op == "+" and num(n.args[1]) is not None:
             parts = [atoms(a) for a in n.args[0].args]
-            if len(parts) >= 2 and all(p for p in parts) and parts[0] != parts[1]:
+            if len(parts) >= 2 and all(p for p in parts) and parts[0] != parts[1] and not _linear_thread_id(n.args[0]):
                 return True
     return False
 
@@ -69,6 +69,16 @@ def _symbolic_pad(poly) -> bool:
         if const is not None and 0 < const <= 16 and len(rest) == 1 and all(k.startswith(COMPILE_TIME) for k in rest[0]):
             return True
     return False
+
+
+def _linear_thread_id(e) -> bool:
+    """``tid.y * BX + tid.x``: the linear thread index (``% 32`` of it is the lane), not a skew of
+    two tile coordinates (``(row + col) % 32`` adds them with equal weight)."""
+    poly = P.poly(e)
+    tids = sorted({k for m, _ in poly for k in m if k.startswith("tid.")})
+    if len(tids) < 2 or any(not any(k.startswith("tid.") for k in m) for m, _ in poly if m):
+        return False
+    return len({P.show(P.coeff(poly, t)) for t in tids}) > 1
 
 
 @RULE.cuda
