@@ -8,7 +8,8 @@ issues async copies).
 
 ## How it is detected
 Accesses recorded with ``via = async`` (memcpy_async APIs and ``cp.async`` PTX with its operands
-resolved), TMA / bulk-copy PTX, CuTe copy atoms; Triton: descriptor loads, else the
+resolved), TMA / bulk-copy PTX, CuTe copy atoms (in the kernel or in the host code that launches it);
+Triton: descriptor loads, else the
 ``num_stages`` convention (undecided when the compiler default applies).
 
 ## Not to be confused with
@@ -28,7 +29,8 @@ def cuda(f):
     hits += f.calls_named("memcpy_async", "__pipeline_memcpy_async", "cp_async_bulk_tensor_2d_global_to_shared", "load_async", "tma_load")
     if hits:
         return present(hits, "asynchronous global->shared copies (cp.async / memcpy_async / TMA)")
-    atoms = sorted(n for n in f.lib_names_used() if any(h in n for h in COPY_ATOMS))
+    # CuTe copy atoms are usually built by the launching host code and passed in as a type
+    atoms = sorted(n for n in f.lib_names_used() | f.host_names if any(h in n for h in COPY_ATOMS))
     if atoms:
         return present([f.loc], f"CuTe async copy atoms: {', '.join(atoms[:3])}")
     return absent("synchronous loads only")
