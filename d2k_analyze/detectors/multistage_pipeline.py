@@ -9,7 +9,7 @@ use (asynchronously, or through registers), with waits that leave copies in flig
 ## How it is detected
 Fills of a shared object whose offset contains a stage selector that depends on the loop (a
 modulo / mask of the iteration, or a loop-carried local updated by ``^ 1``, ``1 - s``,
-``(s + 1) % S``), together with asynchronous fills, a partial wait, or reads of the same object
+``(s + 1) % S``, or stepped by one and reset to 0 when it reaches a constant), together with asynchronous fills, a partial wait, or reads of the same object
 at a different stage than the fill; or a partial ``wait_group`` with a multi-buffered fill.
 
 ## Not to be confused with
@@ -37,12 +37,21 @@ def _selectors(f, off) -> set[str]:
             varying = n.args[0] if num(n.args[1]) is not None else n.args[1]
             if isinstance(c, int) and c >= 1 and any(k.startswith(("iter#", "carried#", "ivar#")) for k in atoms(varying)):
                 out.add(repr(n))
-        if isinstance(n, Sym) and n.key.startswith("carried#"):
+        if isinstance(n, Sym) and n.key.startswith(("carried#", "phi#")):
             cid = cell_of(n)
-            for d in defs_of(f, cid) if cid is not None else []:
-                if _toggles(d.new, n):
-                    out.add(n.key)
+            defs = defs_of(f, cid) if cid is not None else []
+            if any(_toggles(d.new, n) for d in defs) or _wraps(defs):
+                out.add(n.key)
     return out
+
+
+def _wraps(defs) -> bool:
+    """A stage counter: stepped by one and reset to 0 under a comparison with a constant S >= 2
+    (``if (stage == STAGES) stage = 0``)."""
+    steps = any(d.op in ("+=", "++") or (isinstance(d.new, Op) and d.new.op == "+" and any(num(a) == 1 for a in d.new.args)) for d in defs)
+    resets = any(num(d.new) == 0 and any(isinstance(g, Op) and g.op in ("==", ">=", ">") and any(isinstance(num(a), int) and num(a) >= 2 for a in g.args)
+                                          for g in d.guards) for d in defs)
+    return steps and resets
 
 
 def _toggles(new, old) -> bool:

@@ -430,7 +430,8 @@ class CudaLowering:
 
 
 def _misparsed_reference_decl(left: Node | None) -> str:
-    """The name in ``Type<...> (&name)[N]`` when the grammar read the declaration as a call."""
+    """The name in ``Type<...> (&name)[N]`` / ``Alias (&name)[N]`` when the grammar read the
+    declaration as a call (``f(&x)[n] = v`` as a statement is all but unheard of)."""
     if left is None or left.type != "subscript_expression":
         return ""
     call = left.child_by_field_name("argument")
@@ -438,7 +439,7 @@ def _misparsed_reference_decl(left: Node | None) -> str:
         return ""
     fn = call.child_by_field_name("function")
     args = call.child_by_field_name("arguments")
-    if fn is None or fn.type not in ("template_function", "qualified_identifier") or args is None or args.named_child_count != 1:
+    if fn is None or fn.type not in ("template_function", "qualified_identifier", "identifier", "type_identifier") or args is None or args.named_child_count != 1:
         return ""
     arg = args.named_children[0]
     if arg.type == "pointer_expression" and text(arg.child_by_field_name("operator")) == "&":
