@@ -7,8 +7,8 @@ that was shuffled (sum, max, min, a functor), usually in a halving loop or unrol
 
 ## How it is detected
 A value computed as ``op(v, shuffle(v, offset))``: the shuffled operand and the combined
-operand are the same value (a loop-carried local, a helper's parameter), whatever it is called;
-or a library warp-reduce call.
+operand are the same value (a loop-carried local, a helper's parameter, or one memory location
+read twice through a pointer), whatever it is called; or a library warp-reduce call.
 
 ## Not to be confused with
 A shuffle used only to broadcast one lane's value (``__shfl_sync(mask, v, 0)``).
@@ -16,7 +16,7 @@ A shuffle used only to broadcast one lane's value (``__shfl_sync(mask, v, 0)``).
 
 from ..facts.expr import Call, Op, walk
 from ._base import Rule, Signature, absent, not_applicable, present
-from ._queries import REDUCING_SHUFFLES, SHUFFLES, is_call, triton_reductions
+from ._queries import REDUCING_SHUFFLES, SHUFFLES, is_call, located, triton_reductions
 
 RULE = Rule("warp_shuffle_reduction", Signature(ptx=r"\b(?:shfl\.sync|redux\.sync)\S*", sass=r"\b(?:SHFL|REDUX)\S*", refutes=True))
 WARP_REDUCE_CALLS = ("cg.reduce", "reduce", "__reduce_add_sync", "__reduce_max_sync", "__reduce_min_sync", "__reduce_or_sync", "WarpReduce")
@@ -26,9 +26,13 @@ def shuffle_reductions(f) -> list:
     """Assignments whose value combines a shuffled copy of a value with that value itself."""
     cached = f.cache.get("shuffle_reductions")
     if cached is None:
-        cached = [a for a in f.assigns if _combines_with_shuffle(a.new)]
+        cached = [a for a in f.assigns if _combines_with_shuffle(a.new) or (_has_shuffle(a.new) and _combines_with_shuffle(located(f, a.new)))]
         f.cache["shuffle_reductions"] = cached
     return cached
+
+
+def _has_shuffle(e) -> bool:
+    return any(is_call(n, SHUFFLES) for n in walk(e))
 
 
 def _combines_with_shuffle(e) -> bool:

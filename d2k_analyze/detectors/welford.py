@@ -19,9 +19,9 @@ A single-pass sum and sum of squares (``E[x²] - E[x]²``) or a two-pass centred
 loaded count or M2 partial); a ceiling division ``1 + (x - 1) / k`` (a constant is no mean).
 """
 
-from ..facts import poly as P
-from ..facts.expr import Call, Load, Num, Op, Sym, flatten, rewrite, walk
+from ..facts.expr import Call, Load, Num, Op, Sym, flatten, walk
 from ._base import Rule, absent, present
+from ._queries import located
 
 RULE = Rule("welford")
 
@@ -36,11 +36,7 @@ def _values(f) -> list:
     twice, as two loads that must compare equal."""
     cached = f.cache.get("welford_values")
     if cached is None:
-        def location(n):
-            if isinstance(n, Load) and n.access < len(f.accesses):
-                return Sym(f"at:{n.obj}:{P.show(f.accesses[n.access].poly)}")
-            return n
-        cached = [(a, rewrite(a.new, location)) for a in f.assigns]
+        cached = [(a, located(f, a.new)) for a in f.assigns]
         f.cache["welford_values"] = cached
     return cached
 
