@@ -17,7 +17,7 @@ Warp-only reductions, a serial loop by one thread, shared-memory atomics; Triton
 """
 
 from ..facts import poly as P
-from ..facts.expr import atoms, walk
+from ..facts.expr import Load, atoms, walk
 from ._base import Rule, absent, not_applicable, present
 from ._queries import SHUFFLES, is_call, loads_in, triton_reductions
 from .warp_shuffle_reduction import shuffle_reductions
@@ -54,10 +54,12 @@ def cuda(f):
     warp_partials = []
     reductions = shuffle_reductions(f)
     reduced_cells = {a.cell for a in reductions}
+    # a reduction kept in memory through a pointer (``*mean`` of a local whose address was taken)
+    reduced_objs = {f.accesses[a.access].obj for a in reductions if a.access is not None}
     for a in f.accesses:
         if a.space != "shared" or a.kind != "store" or a.value is None:
             continue
-        if "warp" in P.terms(a.poly) and _from_reduction(a.value, reduced_cells):
+        if "warp" in P.terms(a.poly) and (_from_reduction(a.value, reduced_cells) or any(isinstance(n, Load) and n.obj in reduced_objs for n in walk(a.value))):
             warp_partials.append(a)
     if warp_partials:
         obj = warp_partials[0].obj

@@ -85,6 +85,7 @@ class Interp:
         self.const_active: set[str] = set()
         self.param_objs: dict[str, int] = {}  # opaque pointer base -> implicit global object
         self.globals: dict[str, Cell] = {}
+        self.cell_index: dict[int, Cell] = {}  # cell id -> cell (pointers to locals: ``addr#<id>``)
         self.trail: list[tuple[Cell, E]] = []  # (cell, value before) of every write, for branch merging
         self.host_launches: list = []  # (kernel name, LaunchFact) met while interpreting host code
         self.launching_functions: set[int] = set()  # id of the lowered body of every function that launched
@@ -113,7 +114,18 @@ class Interp:
         c = Cell(self.cells, value, type_)
         if type_:
             self.f.cell_types[c.id] = type_
+        self.cell_index[c.id] = c
         return c
+
+    def addressed_cell(self, pointer: E) -> Cell | None:
+        """The local a pointer value points at (``&warp_mean`` handed to a helper that writes
+        ``*mean``): writes and reads through it are the local itself, not memory."""
+        if isinstance(pointer, Sym) and pointer.key.startswith("addr#"):
+            try:
+                return self.cell_index.get(int(pointer.key[5:]))
+            except ValueError:
+                return None
+        return None
 
     def new_obj(self, space: str, elem: str, dims: tuple[E | None, ...], loc: Loc, origin: str) -> int:
         oid = len(self.f.objects)
@@ -428,6 +440,10 @@ class Interp:
             if c is not None and isinstance(c.value, Ptr) and c.value.shape:
                 return None  # an array name is not assignable storage here
             return c
+        if isinstance(e, Op) and e.op == "deref" and e.args:
+            target = self.addressed_cell(self.ev(e.args[0], loc))
+            if target is not None:
+                return target
         if isinstance(e, Attr):
             base = self.lvalue_cell(e.base, loc)
             if base is not None and not isinstance(base.value, Ptr):
@@ -522,7 +538,11 @@ class Interp:
             if e.op == "addr":
                 return self.addr_of(e.args[0], loc)
             if e.op == "deref":
-                ptr = self.as_ptr(self.ev(e.args[0], loc))
+                pointer = self.ev(e.args[0], loc)
+                target = self.addressed_cell(pointer)
+                if target is not None:
+                    return target.value
+                ptr = self.as_ptr(pointer)
                 return self.load(ptr, loc, "deref") if ptr is not None else Sym("deref")
             args = tuple(self.ev(a, loc) for a in e.args)
             return self.cap(builtins.binop(e.op, args))
