@@ -17,24 +17,44 @@ A three-pass softmax (separate max, sum and normalise passes) or a one-block saf
 (max, then sum of exp(x - max)): no running rescale.
 """
 
-from ..facts.expr import Call, Op, flatten, walk
+from ..facts.expr import Call, Op, flatten, num, walk
 from ._base import Rule, absent, present
-from ._queries import exps_in
+from ._queries import expand, exps_in
 
 RULE = Rule("online_softmax")
 
 
-def rescale_exps(e) -> list:
-    """``exp(a - max(a, ...))``-shaped factors inside ``e`` (any scale folded in)."""
+def rescale_exps(e, f=None) -> list:
+    """``exp(a - max(a, ...))``-shaped factors inside ``e`` (any scale folded in). With the
+    kernel's facts, merged values are looked through (``exp2(m_old·c - m_new·c)`` where both
+    scaled maxima were computed under ``if constexpr`` alternatives)."""
     out = []
     for x in exps_in(e):
         for n in walk(x):
             if isinstance(n, Op) and n.op == "-" and len(n.args) == 2:
-                a, b = n.args
-                if _is_max_of(b, a) or _is_max_of(a, b):
+                if any(_is_max_of(b, a) or _is_max_of(a, b) for a, b in _alternatives(f, *n.args)):
                     out.append(x)
                     break
     return out
+
+
+def _alternatives(f, a, b) -> list[tuple]:
+    """(a, b) and, with facts, the values their merged symbols stand for, constant scales removed."""
+    pairs = [(a, b)]
+    if f is None:
+        return pairs
+    left = [_unscaled(v) for v in expand(f, a, 1)]
+    right = [_unscaled(v) for v in expand(f, b, 1)]
+    return pairs + [(x, y) for x in left for y in right]
+
+
+def _unscaled(e):
+    """``x * 0.18`` -> ``x``: a folded log2(e) / softmax scale does not change which value it is."""
+    if isinstance(e, Op) and e.op == "*":
+        rest = [t for t in flatten("*", e) if num(t) is None]
+        if len(rest) == 1:
+            return rest[0]
+    return e
 
 
 def _is_max_of(m, a) -> bool:
@@ -46,14 +66,14 @@ def _is_max_of(m, a) -> bool:
     return False
 
 
-def _rescaled_old(assign) -> bool:
+def _rescaled_old(assign, f=None) -> bool:
     old = assign.old
     if old is None:
         return False
     for n in walk(assign.new):
         if isinstance(n, Op) and n.op == "*" and old in flatten("*", n):
             others = Op("*", tuple(x for x in flatten("*", n) if x != old))
-            if rescale_exps(others):
+            if rescale_exps(others, f):
                 return True
     return False
 
@@ -76,7 +96,7 @@ def _merged_partials(e) -> bool:
 
 @RULE.both
 def detect(f):
-    hits = [a for a in f.assigns if _rescaled_old(a) or _pair_merge(a) or _merged_partials(a.new)]
+    hits = [a for a in f.assigns if _rescaled_old(a, f) or _pair_merge(a) or _merged_partials(a.new)]
     hits += [a for a in f.accesses if a.kind in ("store", "rmw") and a.value is not None and a.space in ("shared", "local") and _pair_merge_value(a.value)]
     if hits:
         return present(hits, "running sum/accumulator rescaled by exp(m_old - m_new)")

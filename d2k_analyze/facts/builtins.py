@@ -367,6 +367,11 @@ def library_call(interp, e: Call, loc: Loc, base: E | None = None) -> E:
     kw = tuple((k, interp.ev(v, loc)) for k, v in e.kw)
     targs = tuple(interp.resolve_typeref(t) if isinstance(t, TypeRef) else interp.ev(t, loc) for t in e.targs)
     s = short(fn)
+    if base is None and e.args and s in TILE_DST_OPS and _tile_library(fn):
+        value = TILE_DST_OPS[s](args)
+        if value is not None:  # ``warp::mul(dst, a, b)``: the destination gets the formula
+            interp.assign_value(e.args[0], value, loc)
+            return Num(0)
     if fn in MAX_FNS or s in ("fmaxf", "fmax", "__hmax"):
         return binop("max", args) if len(args) >= 2 else Op("max", args)
     if fn in MIN_FNS or s in ("fminf", "fmin", "__hmin"):
@@ -474,6 +479,45 @@ def _axis(args, kw) -> int:
     v = args[0] if args else dict(kw).get("axis", Num(0))
     n = num(v)
     return int(n) if isinstance(n, int) else 0
+
+
+def writes_first_argument(fn: str) -> bool:
+    """A library call that stores its result into its first argument (tile-library ops)."""
+    fn = _canonical(fn)
+    return short(fn) in TILE_DST_OPS and _tile_library(fn)
+
+
+def _tile_library(fn: str) -> bool:
+    """A register/vector tile operation of a tile library (ThunderKittens' ``warp::`` /
+    ``warpgroup::`` / ``group<N>::`` ops): destination first, then the operands."""
+    parts = fn.split(".")[:-1]
+    return any(p in ("warp", "warpgroup", "group", "kittens") or p.startswith("group<") for p in parts)
+
+
+def _binary(op: str):
+    return lambda a: Op(op, (a[1], a[2])) if len(a) >= 3 else None
+
+
+def _unary(name: str):
+    return lambda a: Call(name, (a[1],)) if len(a) >= 2 else None
+
+
+def _row_reduce(op: str, name: str):
+    """``row_max(dst, src[, acc])``: the row reduction of src, merged into acc when given."""
+    return lambda a: (Op(op, (a[2], Call(name, (a[1],)))) if len(a) >= 3 else Call(name, (a[1],))) if len(a) >= 2 else None
+
+
+TILE_DST_OPS = {
+    "copy": lambda a: a[1] if len(a) >= 2 else None,
+    "add": _binary("+"), "sub": _binary("-"), "mul": _binary("*"), "div": _binary("/"),
+    "add_row": _binary("+"), "sub_row": _binary("-"), "mul_row": _binary("*"), "div_row": _binary("/"),
+    "add_col": _binary("+"), "sub_col": _binary("-"), "mul_col": _binary("*"), "div_col": _binary("/"),
+    "exp": _unary("exp"), "exp2": _unary("exp2"), "log": _unary("log"), "log2": _unary("log2"),
+    "zero": lambda a: Num(0), "one": lambda a: Num(1),
+    "neg_infty": lambda a: Num(float("-inf")), "pos_infty": lambda a: Num(float("inf")),
+    "row_max": _row_reduce("max", "row_max"), "row_sum": _row_reduce("+", "row_sum"),
+    "col_max": _row_reduce("max", "col_max"), "col_sum": _row_reduce("+", "col_sum"),
+}
 
 
 def _canonical(fn: str) -> str:

@@ -238,6 +238,10 @@ class Interp:
         if d.init is not None:
             self.f.assigns.append(Assignment(d.loc, cell.id, None, "=", value, None, value, tuple(self.loops), tuple(self.guards), t))
 
+    def assign_value(self, target: E, value: E, loc: Loc) -> None:
+        """``target = value`` for an already-resolved value (a library op writing its destination)."""
+        self.assign(Assign(loc, target, "=", _Const(value)))
+
     def assign(self, s: Assign) -> None:
         if isinstance(s.target, Tup):  # Python unpacking: a, b = x, y
             value = self.ev(s.value, s.loc)
@@ -370,6 +374,10 @@ class Interp:
                         fn = self.p.function(n.fn, len(n.args))
                         if fn is not None:
                             names += [a.id for a, p in zip(n.args, fn.params) if p.ref and isinstance(a, Name)]
+                            # ``helper(&x)``: written through the pointer
+                            names += [a.args[0].id for a in n.args if isinstance(a, Op) and a.op == "addr" and a.args and isinstance(a.args[0], Name)]
+                        elif n.args and isinstance(n.args[0], Name) and builtins.writes_first_argument(n.fn):
+                            names.append(n.args[0].id)  # a tile-library op writes its destination
         out, seen = [], set()
         for n in names:
             c = self.lookup(n)
