@@ -40,7 +40,13 @@ def _exps(e: E) -> list[Call]:
 
 
 def _is_max_like(f: KernelFacts, e: E) -> bool:
+    if isinstance(e, Op) and e.op == "*":  # a maximum with a scale folded in (log2(e) · softmax scale)
+        rest = [t for t in flatten("*", e) if num(t) is None]
+        if len(rest) == 1:
+            e = rest[0]
     if isinstance(e, Op) and e.op == "max":
+        return True
+    if isinstance(e, Call) and short(e.fn) in ("row_max", "col_max"):
         return True
     if isinstance(e, Call) and short(e.fn) in ("max", "reduce_max", "warp_max") and e.fn.startswith(("tl.", "cg.")):
         return True
@@ -48,7 +54,7 @@ def _is_max_like(f: KernelFacts, e: E) -> bool:
         from ..detectors._queries import cell_of, defs_of
 
         c = cell_of(e)
-        return c is not None and any(isinstance(d.new, Op) and d.new.op == "max" for d in defs_of(f, c))
+        return c is not None and any(d.new != e and _is_max_like(f, d.new) for d in defs_of(f, c) if not isinstance(d.new, Sym))
     return False
 
 
