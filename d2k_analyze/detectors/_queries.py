@@ -185,14 +185,14 @@ def sources(f: KernelFacts, e: E, depth: int = 3) -> list[Access]:
             seen.add(acc.id)
             out.append(acc)
             if acc.space == "local":
-                for st in _stores_to(f, acc.obj):
+                for st in stores_to(f, acc.obj):
                     if st.value is not None:
                         nxt += loads_in(f, st.value)
         frontier = nxt
     return out
 
 
-def _stores_to(f: KernelFacts, obj: int) -> list[Access]:
+def stores_to(f: KernelFacts, obj: int) -> list[Access]:
     idx = f.cache.get("stores_by_obj")
     if idx is None:
         idx = {}

@@ -17,7 +17,7 @@ A three-pass softmax (separate max, sum and normalise passes) or a one-block saf
 (max, then sum of exp(x - max)): no running rescale.
 """
 
-from ..facts.expr import Call, Op, flatten, num, walk
+from ..facts.expr import Call, Load, Op, Sym, flatten, num, rewrite, walk
 from ._base import Rule, absent, present
 from ._queries import expand, exps_in
 
@@ -45,7 +45,14 @@ def _alternatives(f, a, b) -> list[tuple]:
         return pairs
     left = [_unscaled(v) for v in expand(f, a, 1)]
     right = [_unscaled(v) for v in expand(f, b, 1)]
-    return pairs + [(x, y) for x in left for y in right]
+    pairs += [(x, y) for x in left for y in right]
+    # statistics read from one array in two loops (max over lse[i], then exp(lse[i] - max)):
+    # the same array, whichever element a loop reads
+    return pairs + [(_by_array(x), _by_array(y)) for x, y in pairs]
+
+
+def _by_array(e):
+    return rewrite(e, lambda n: Sym(f"array:{n.obj}") if isinstance(n, Load) else n)
 
 
 def _unscaled(e):

@@ -6,21 +6,23 @@ Flash-decoding: each split writes an unnormalised partial output plus its softma
 Any softmax-type reduction axis split across blocks with such a merge counts.
 
 ## How it is detected
-A partial kernel: a softmax reduction loop whose loads reach a slice of the reduction axis chosen
-by the grid (a grid-derived term that moves along the same axis as the loop's iteration), and
-softmax statistics (a maximum, a sum of exponentials or a log-sum-exp) stored to global memory.
-A combine kernel: statistics read back from global memory and merged with the rescale
-``exp(m_i - max(m))``.
+A partial kernel of a softmax-type reduction: a loop whose loads reach a slice of the reduction
+axis chosen by the grid (the loop starts at a grid-chosen position, or the grid index's
+coefficient is the loop's step along that axis times a compile-time factor or the loop's own
+extent), and softmax statistics (a maximum, a sum of
+exponentials or a log-sum-exp) stored to global memory. A combine kernel: statistics read back
+from global memory and merged with the rescale ``exp(m_i - max(m))``, computed in place or
+parked in shared memory first.
 
 ## Not to be confused with
 A chunked loop over the whole range inside one block; a persistent loop over rows.
 """
 
 from ..facts import poly as P
-from ..facts.expr import Call, Cast, Load, Op, flatten, walk
+from ..facts.expr import Call, Cast, Load, Op, atoms, flatten, walk
 from ..facts.ops import softmax
 from ._base import Rule, absent, present
-from ._queries import LOG, cell_of, defs_of, exps_in, is_call
+from ._queries import LOG, cell_of, defs_of, exps_in, is_call, stores_to
 from .online_softmax import rescale_exps
 
 RULE = Rule("split_kv")
@@ -43,36 +45,66 @@ def _is_statistic(f, e) -> bool:
 
 
 def _axis_slice(f) -> list:
-    """Loads in a softmax loop reaching a grid-chosen slice of the loop's own axis."""
+    """Loads in a loop of a softmax kernel reaching a grid-chosen slice of the loop's own axis:
+    the grid index's coefficient is the loop's step along that axis times a compile-time factor
+    or the loop's own extent (``start = split * CHUNK`` with the loop covering ``CHUNK``)."""
     out = []
-    soft_loops = {lid for c in f.calls if exps_in(c.call) for lid in c.loops} | {lid for a in f.assigns if exps_in(a.new) for lid in a.loops}
     for a in f.accesses:
-        if a.space != "global" or a.kind != "load" or not a.loops or a.loops[-1] not in soft_loops:
+        if a.space != "global" or a.kind != "load" or not a.loops:
             continue
-        it = P.constant_of(P.coeff(a.poly, f"iter#{a.loops[-1]}"))
+        lp = f.loops[a.loops[-1]]
+        it = P.coeff(a.poly, f"iter#{lp.id}")
         if not it:
             continue
+        grid_stride = lp.step is not None and any(k.startswith(("nprog.", "gdim.")) for k in atoms(lp.step))
+        if lp.init is not None and any(k.startswith(("pid.", "bid.")) for k in atoms(lp.init)) and not grid_stride:
+            out.append(a)  # the loop itself starts at a grid-chosen position of its axis
+            continue
+        extent = atoms(lp.bound) if lp.bound is not None else frozenset()
         for k in P.terms(a.poly):
             if k.startswith(("pid.", "bid.")) or (k.startswith("~") and any(P.mentions(P.term(k), g) for g in ("pid", "bid"))):
-                c = P.constant_of(P.coeff(a.poly, k))
-                if c and c % it == 0 and c > 0:
+                if _same_axis(P.coeff(a.poly, k), it, extent):
                     out.append(a)
                     break
     return out
 
 
+def _same_axis(g: P.Poly, it: P.Poly, extent) -> bool:
+    """``g`` is ``it`` times a compile-time factor or a size the loop's bound uses."""
+    gc, ic = P.constant_of(g), P.constant_of(it)
+    if gc is not None and ic is not None:
+        return ic != 0 and gc > 0 and gc % ic == 0
+    if len(g) != 1 or len(it) != 1:
+        return False
+    rest = list(g[0][0])
+    for k in it[0][0]:
+        if k not in rest:
+            return False
+        rest.remove(k)
+    return bool(rest) and all(k.startswith(("cexpr#", "tparam#", "lib:")) or k in extent for k in rest)
+
+
 def _combine(f) -> list:
-    """A loaded partial (a sum or an output) times exp(m_i - max(m)) of a loaded statistic."""
+    """A loaded partial (a sum or an output) times exp(m_i - max(m)) of a loaded statistic (the
+    weight computed in place, or parked in shared memory first)."""
     for a in f.assigns:
         for n in walk(a.new):
             if not (isinstance(n, Op) and n.op == "*"):
                 continue
             factors = flatten("*", n)
-            scaled = [x for x in factors if rescale_exps(x) and any(isinstance(m, Load) for m in walk(x))]
+            scaled = [x for x in factors if any(rescale_exps(v, f) and any(isinstance(m, Load) for m in walk(v)) for v in _parked(f, x))]
             partial = [x for x in factors if isinstance(_strip(x), Load)]
             if scaled and partial:
                 return [a]
     return []
+
+
+def _parked(f, e) -> list:
+    """``e``, and the values stored where ``e`` was loaded from when it is a shared/local load."""
+    e = _strip(e)
+    if isinstance(e, Load) and e.space in ("shared", "local"):
+        return [e] + [w.value for w in stores_to(f, e.obj) if w.value is not None]
+    return [e]
 
 
 def _strip(e):

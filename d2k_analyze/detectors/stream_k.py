@@ -5,27 +5,52 @@ A CTA processes a contiguous range of (tile, k) iterations that may start or end
 tiles shared by several CTAs are completed by a fix-up (workspace + flag, or atomics).
 
 ## How it is detected
-A GEMM-like loop whose bounds depend on the block index and on the grid size (or an SM-sized
-parameter), with atomics or a wait on a flag in global memory for the fix-up.
+A GEMM-like loop (or a loop around it) whose bounds depend on the block index and on the grid
+size: ``gridDim`` / ``num_programs``, an SM count, or a parameter the launch sets from the SM
+count. Bounds are followed through the locals they read (``k_first = it % per_tile`` with
+``it = blockIdx.x * share`` and ``share = ceil(total / gridDim.x)``). The kernel also has a
+fix-up: atomics, or a loop waiting on a flag in global memory.
 
 ## Not to be confused with
-A fixed split-K factor; a persistent loop over whole tiles.
+A fixed split-K factor; a persistent loop over whole tiles (its K loop runs over the whole K).
 """
 
 from ..facts.expr import atoms
 from ._base import Rule, absent, present
-from ._queries import gemm_loops
+from ._queries import expand, gemm_loops
+from .persistent_kernel import _sm_sized
+from .split_k import _with_enclosing
 
 RULE = Rule("stream_k")
 
 
+def _bound_keys(f, lp) -> set[str]:
+    keys: set[str] = set()
+    for e in (lp.init, lp.bound):
+        if e is not None:
+            for v in expand(f, e, 3):
+                keys |= atoms(v)
+    return keys
+
+
+def _grid_sized(f, keys: set[str]) -> bool:
+    if any(k.startswith(("gdim.", "nprog.", "sm_count")) for k in keys):
+        return True
+    for k in keys:  # a parameter that every launch sets from the SM count
+        if k.startswith(("param#", "cexpr#")):
+            i = int(k.split("#")[1].split("@")[0].split(".")[0])
+            if f.launches and all(i < len(lf.bound) and lf.bound[i] is not None and _sm_sized(lf.bound[i]) for lf in f.launches):
+                return True
+    return False
+
+
 @RULE.both
 def detect(f):
-    for lid in gemm_loops(f):
+    for lid in _with_enclosing(f, gemm_loops(f)):
         lp = f.loops[lid]
-        keys = (atoms(lp.init) if lp.init is not None else frozenset()) | (atoms(lp.bound) if lp.bound is not None else frozenset())
-        if any(k.startswith(("bid.", "pid.")) for k in keys) and any(k.startswith(("gdim.", "nprog.", "sm_count")) for k in keys):
-            fixup = [a for a in f.accesses if a.kind == "atomic"] + [lp2 for lp2 in f.loops.values() if lp2.kind == "while" and any(a.space == "global" and a.kind == "load" and lp2.id in a.loops for a in f.accesses)]
+        keys = _bound_keys(f, lp)
+        if any(k.startswith(("bid.", "pid.")) for k in keys) and _grid_sized(f, keys):
+            fixup = [a for a in f.accesses if a.kind == "atomic"] + [lp2 for lp2 in f.loops.values() if lp2.kind in ("while", "do") and any(a.space == "global" and a.kind == "load" and lp2.id in a.loops for a in f.accesses)]
             if fixup:
                 return present([lp] + fixup[:1], "iteration ranges split across a persistent grid with tile fix-up")
     return absent("no stream-K schedule")

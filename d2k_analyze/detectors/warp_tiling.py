@@ -6,29 +6,40 @@ The block tile is divided into warp tiles assigned from the warp index (``warp /
 
 ## How it is detected
 In a GEMM-like kernel, operand or fragment reads feeding the multiply-accumulate / MMA have
-offsets that depend on the warp index (``threadIdx.x / 32`` however it is computed), split into
-two coordinates (a quotient and a remainder of it) or owned by several warps.
+offsets that depend on the warp index (``threadIdx.x / 32`` however it is computed, or
+``threadIdx.y`` when blocks are 32 threads wide), split into two coordinates (a quotient and a
+remainder of it) or owned by several warps; a K loop whose bounds depend on the warp index is
+an intra-block split-K instead.
 
 ## Not to be confused with
-Warp indices used for reductions, roles, or one warp per row.
+Warp indices used for reductions, roles, or one warp per row; warps splitting the K range.
 """
 
 from ..facts import poly as P
-from ..facts.expr import Op
+from ..facts.expr import Op, num
 from ._base import Rule, absent, present
-from ._queries import is_gemm
+from ._queries import gemm_loops, is_gemm
 
 RULE = Rule("warp_tiling")
 
 
-def _warp_split(acc) -> bool:
-    """The offset depends on the warp index (``tid.x / 32`` however computed), directly or
-    through a quotient / remainder of it (warp row and warp column)."""
-    if "warp" in P.terms(acc.poly):
+def warp_keys(f) -> set[str]:
+    """Atoms that are the warp index: ``tid.x / 32`` however computed, and ``threadIdx.y`` when
+    every launch makes blocks 32 threads wide (each row of the block is one warp)."""
+    keys = {"warp"}
+    if f.launches and all(lf.block and num(lf.block[0]) == 32 for lf in f.launches):
+        keys.add("tid.y")
+    return keys
+
+
+def _warp_split(acc, keys: set[str]) -> bool:
+    """The offset depends on the warp index, directly or through a quotient / remainder of it
+    (warp row and warp column)."""
+    if keys & P.terms(acc.poly):
         return True
     for k in P.terms(acc.poly):
         sub = P.opaque_expr(k) if k.startswith("~") else None
-        if isinstance(sub, Op) and sub.op in ("/", "//", "%", "&", ">>") and "warp" in P.terms(P.poly(sub.args[0])):
+        if isinstance(sub, Op) and sub.op in ("/", "//", "%", "&", ">>") and keys & P.terms(P.poly(sub.args[0])):
             return True
     return False
 
@@ -37,7 +48,12 @@ def _warp_split(acc) -> bool:
 def cuda(f):
     if not is_gemm(f):
         return absent("not a GEMM-like kernel")
-    reads = [a for a in f.accesses if a.kind == "load" and a.space in ("shared", "global") and a.loops and _warp_split(a)]
+    keys = warp_keys(f)
+    for lid in gemm_loops(f):
+        lp = f.loops[lid]
+        if any(e is not None and any(P.mentions(P.poly(e), k) for k in keys) for e in (lp.init, lp.bound)):
+            return absent("warps split the K range (an intra-block split-K), not the output tile", [lp])
+    reads = [a for a in f.accesses if a.kind == "load" and a.space in ("shared", "global") and a.loops and _warp_split(a, keys)]
     if len({a.obj for a in reads}) >= 2 or (reads and any(a.space == "shared" for a in reads)):
         return present(reads, "operand reads indexed by warp sub-tile coordinates")
     return absent("no warp level in the tiling")

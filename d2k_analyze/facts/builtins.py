@@ -272,7 +272,18 @@ def library_name(interp, ident: str) -> E:
         return GEOMETRY_NAMES[ident]
     if ident in ("cudaDevAttrMultiProcessorCount", "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"):
         return Sym("lib:sm_count_attr")
+    if ident in LIBRARY_CONSTANTS:
+        return Num(LIBRARY_CONSTANTS[ident])
     return Sym("lib:" + ident.replace("::", "."))
+
+
+# values the CUDA / C headers give these names (math_constants.h, math.h, float.h)
+LIBRARY_CONSTANTS = {
+    "INFINITY": float("inf"), "HUGE_VALF": float("inf"), "HUGE_VAL": float("inf"),
+    "CUDART_INF_F": float("inf"), "CUDART_INF": float("inf"),
+    "FLT_MAX": 3.4028234663852886e38, "DBL_MAX": 1.7976931348623157e308,
+    "CUDART_LOG2E_F": 1.4426950408889634, "M_LOG2E": 1.4426950408889634, "M_LN2": 0.6931471805599453,
+}
 
 
 def attribute(interp, base: E, name: str, loc: Loc) -> E:

@@ -205,6 +205,17 @@ def masking(f: KernelFacts) -> list:
     return hits
 
 
+def _guarded_masks(f: KernelFacts) -> list:
+    """``if (col > row) s = -INFINITY;``: a large negative assigned under a positional (or loaded)
+    condition; the branch merges into a phi, so the ``?:`` form never appears."""
+    out = []
+    for a in f.assigns:
+        v = num(a.new)
+        if isinstance(v, float) and v <= NEG_LARGE and any(_positional(g) or any(isinstance(m, Load) for m in walk(g)) for g in a.guards):
+            out.append(a)
+    return out
+
+
 def _positional(cond: E) -> bool:
     """A comparison of two positions (both sides depend on block / thread / arange indices)."""
     for n in walk(cond):
@@ -226,6 +237,23 @@ def loss(f: KernelFacts) -> list:
             hits.append(rec)
             break
     return hits + gathers[:1] if hits else []
+
+
+def gradient(f: KernelFacts) -> list:
+    """The softmax cross-entropy gradient stored: a value made of ``exp(...)`` (the probability)
+    and a one-hot test of a position against an index read from memory (``p - (col == target)``)."""
+    hits = []
+    for a in f.accesses:
+        if a.kind != "store" or a.value is None or not _exps(a.value):
+            continue
+        for n in walk(a.value):
+            if isinstance(n, Op) and n.op == "==" and len(n.args) == 2:
+                sides = [any(isinstance(m, Load) for m in walk(x)) for x in n.args]
+                moving = [any(k.startswith(("arange", "tid.", "iter#", "lane")) for k in atoms(x)) for x in n.args]
+                if (sides[0] and moving[1]) or (sides[1] and moving[0]):
+                    hits.append(a)
+                    break
+    return hits
 
 
 def bias_add(f: KernelFacts) -> list:
@@ -296,7 +324,8 @@ def operations(f: KernelFacts) -> dict[str, list]:
         "activation": activations(f),
         "gated": gated(f),
         "add": elementwise_add(f),
-        "mask": masking(f),
+        "mask": masking(f) or _guarded_masks(f),
+        "gradient": gradient(f),
         "loss": loss(f),
         "dropout": dropout(f),
         "dequant": dequantize(f),
