@@ -1,15 +1,18 @@
 """``d2k-profile``: the command line.
 
 Parses arguments, discovers submissions, plans the (submission, workload) pairs, runs them in
-workers with a progress display, and prints the summary. User mistakes (a missing path, an unknown
-task or workload, an existing results file without ``--resume``) end with one clear line and exit
-code 2, never a traceback.
+judges (each starting the sandbox that imports the submission) with a progress display, and prints
+the summary. User mistakes (a missing path, a broken task.toml, an unknown task or workload, a
+non-positive limit, an existing results file without ``--resume``, an output folder another run
+holds) end with one clear line and exit code 2, never a traceback. Ctrl-C kills every process of
+the run, keeps every record already written, and exits with 130.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tomllib
 from pathlib import Path
 
 from d2k_spec.catalogue import load_catalogue
@@ -21,6 +24,9 @@ from d2k_spec.task import load_task
 from . import summary
 from .discovery import DiscoveryError, discover
 from .isolation import Limits
+from .lock import LockHeld, OutLock
+from .native import NativeBuildError
+from .procs import REGISTRY
 from .results import Record, ResultStore, load_records
 from .runner import RunOptions, Runner, UsageError, plan
 
@@ -47,6 +53,29 @@ else the bundled suite.
 """ + exit_codes.HELP + "\n"
 
 
+FLUSH_MODES = {"write": 1, "write-read": 2, "read": 3}
+
+
+def positive(kind: type):
+    """An argparse type: a number greater than zero (a zero or negative limit is a mistake)."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="d2k-profile", description="Isolated, cheat-resistant GPU benchmarking of kernel submissions against the task reference.",
@@ -61,11 +90,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=("eager", "graph"), default="eager", help="eager per-call timing, or CUDA-graph replay for very short kernels")
     p.add_argument("--smoke", action="store_true", help="only the tiny smoke workload")
     p.add_argument("--self-check", action="store_true", help="also time each task's reference against itself (noise floor)")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds per workload before the worker is killed (default: %(default)s)")
-    p.add_argument("--build-timeout", type=float, default=600.0, help="seconds to import/compile a submission (default: %(default)s)")
-    p.add_argument("--budget", type=float, default=1.0, help="timing budget per workload in seconds, all implementations together (default: %(default)s)")
-    p.add_argument("--target-rse", type=float, default=0.002, help="stop timing when the relative standard error is below this (default: %(default)s)")
-    p.add_argument("--jobs", type=int, default=2, help="parallel pre-builds, and parallel workers without a GPU (default: %(default)s)")
+    p.add_argument("--timeout", type=positive(float), default=300.0, help="seconds per workload before its sandbox is killed (default: %(default)s)")
+    p.add_argument("--build-timeout", type=positive(float), default=600.0, help="seconds to import/compile a submission (default: %(default)s)")
+    p.add_argument("--budget", type=positive(float), default=1.0, help="timing budget per workload in seconds, all implementations together (default: %(default)s)")
+    p.add_argument("--target-rse", type=positive(float), default=0.002, help="stop timing when the relative standard error is below this (default: %(default)s)")
+    p.add_argument("--jobs", type=positive(int), default=2, help="parallel pre-builds and compile checks, and parallel judges without a GPU (default: %(default)s)")
     p.add_argument("--tasks-root", type=Path, default=None, metavar="DIR",
                    help=f"folder of task folders (default: ${ENV_SUITE}/tasks, else the bundled tasks)")
     p.add_argument("--catalogue", type=Path, default=None, metavar="FILE",
@@ -74,8 +103,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cpu", action="store_true", help="behave as on a machine without a GPU")
     p.add_argument("--force", action="store_true", help="overwrite a summary.csv / environment.json in OUT that d2k did not write")
     p.add_argument("--no-prebuild", action="store_true", help="compile each submission in its timing worker only")
+    p.add_argument("--no-sandbox", action="store_true", help="do not confine the process that imports the submission (debugging only)")
+    p.add_argument("--flush", choices=tuple(FLUSH_MODES), default="read",
+                   help="L2 flush before each timed call: a read sweep of 2x the L2 (default: evicts, leaves no dirty lines), "
+                        "write then read, or the old write-only sweep (for comparisons)")
     p.add_argument("--no-kernel-trace", action="store_true",
-                   help="skip the CUPTI kernel times (torch.profiler) recorded beside the event times; off by itself under ncu/nsys")
+                   help="skip the CUPTI trace of the timed calls (kernel times and the device-activity cross-checks); off by itself under ncu/nsys")
     return p
 
 
@@ -137,9 +170,15 @@ class Progress:
             print(f"[{self.done}/{self.total}] {line}", flush=True)
 
 
+def _one_line(exc: BaseException) -> str:
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    return lines[0] + (f" (and {plural(len(lines) - 1, 'more problem')})" if len(lines) > 1 else "") if lines else type(exc).__name__
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     gpu = has_gpu(args.cpu)
+    lock = OutLock(args.out)
     try:
         tasks_root = locate_tasks_root(args.tasks_root).resolve()
         subs = discover(args.paths, tasks_root, args.task, args.self_check)
@@ -147,26 +186,51 @@ def main(argv: list[str] | None = None) -> int:
         specs = {s.task_id: load_task(s.task_path, catalogue) for s in subs}
         opts = RunOptions(
             out=args.out, mode=args.mode, smoke=args.smoke, workloads=args.workloads, resume=args.resume,
-            gpus=[g.strip() for g in args.gpus.split(",") if g.strip()], jobs=max(1, args.jobs),
+            gpus=[g.strip() for g in args.gpus.split(",") if g.strip()], jobs=args.jobs,
             limits=Limits(build_timeout_s=args.build_timeout, workload_timeout_s=args.timeout),
-            timing={"budget_s": args.budget, "target_rse": args.target_rse, "kernel_trace": not args.no_kernel_trace}, prebuild=not args.no_prebuild,
+            timing={"budget_s": args.budget, "target_rse": args.target_rse, "kernel_trace": not args.no_kernel_trace,
+                    "flush_mode": FLUSH_MODES[args.flush]},
+            prebuild=not args.no_prebuild, sandbox=not args.no_sandbox,
         )
         outputs.check_folder(args.out, OUTPUT_FILES, force=args.force, inputs=submission_files(subs))
         args.out.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
         store = ResultStore(args.out / "results.jsonl", resume=args.resume)
         jobs, skipped = plan(subs, opts, gpu, store)
-    except (DiscoveryError, UsageError, FileExistsError, SpecError, LocationError) as exc:
-        print(f"d2k-profile: error: {exc}", file=sys.stderr)
+    except (DiscoveryError, UsageError, FileExistsError, SpecError, LocationError, LockHeld, tomllib.TOMLDecodeError, OSError) as exc:
+        lock.release()
+        print(f"d2k-profile: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    try:
+        return _run(args, opts, store, jobs, skipped, subs, specs, gpu)
+    except KeyboardInterrupt:
+        killed = REGISTRY.kill_all()
+        n = len(load_records(store.path))
+        print(f"\nd2k-profile: interrupted: {plural(killed, 'process group')} killed; {plural(n, 'record')} kept in {store.path} "
+              "(run again with --resume to finish)", file=sys.stderr)
+        return 130
+    except NativeBuildError as exc:
+        REGISTRY.kill_all()
+        print(f"d2k-profile: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    finally:
+        REGISTRY.kill_all()
+        lock.release()
+
+
+def _run(args, opts: RunOptions, store: ResultStore, jobs, skipped: int, subs, specs, gpu: bool) -> int:
     if not gpu:
         print("d2k-profile: no GPU: checking correctness on the smoke workloads only; timing needs a GPU. "
-              "CUDA C++ submissions are skipped.", flush=True)
+              "CUDA C++ submissions are compile-checked when nvcc is present, then skipped.", flush=True)
     total = sum(len(j.workloads) for j in jobs)
-    print(f"d2k-profile: {len(subs)} submission(s), {total} pair(s) to run" + (f", {skipped} already done (--resume)" if skipped else ""), flush=True)
+    print(f"d2k-profile: {plural(len(subs), 'submission')}, {plural(total, 'pair')} to run" + (f", {skipped} already done (--resume)" if skipped else ""),
+          flush=True)
     with Progress(total) as progress:
         runner = Runner(opts, store, gpu, progress.update)
-        runner.run(jobs)
-    runner.write_environment()
+        try:
+            runner.run(jobs)
+        finally:
+            runner.write_environment()
     rows = summary.summarize(load_records(store.path), tasks=specs)
     summary.write_csv(rows, args.out / "summary.csv")
     for name in OUTPUT_FILES:  # the tool's own: a later run may overwrite them without --force

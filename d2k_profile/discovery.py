@@ -23,7 +23,7 @@ class Submission:
     path: Path  # the submission folder; reference.py itself for the noise-floor self-check
     name: str  # short, unique within the task; the last part of the NVTX range name
     role: str  # "submission" | "expert" | "reference"
-    language: str  # "cuda" | "triton" | "python"
+    language: str  # "cuda" | "cpp" | "triton" | "python"
 
 
 class DiscoveryError(Exception):
@@ -31,17 +31,21 @@ class DiscoveryError(Exception):
 
 
 def language_of(folder: Path) -> str:
-    """``cuda`` when the submission compiles CUDA C++ (needs a GPU), ``triton``, or ``python``."""
+    """``cuda`` when the submission compiles CUDA C++ (needs a GPU), ``cpp`` when it compiles only
+    host C++ (a torch extension without CUDA sources: it runs on a CPU too), ``triton``, or
+    ``python``."""
     if folder.is_file():  # a standalone module: what it compiles or imports
         text = folder.read_text(errors="replace")
         if re.search(r"cuda_sources|CUDAExtension|\.cu\b|__global__", text):
             return "cuda"
         return "triton" if re.search(r"^\s*(import triton|from triton)", text, re.M) else "python"
-    if any(folder.glob("*.cu")):
+    if any(folder.glob("*.cu")) or any(folder.glob("*.cuh")):
         return "cuda"
     text = "\n".join(p.read_text(errors="replace") for p in folder.glob("*.py"))
-    if re.search(r"cpp_extension|load_inline|\.cu\b", text):
+    if re.search(r"cuda_sources|CUDAExtension|\.cu\b|\.cuh\b|__global__", text):
         return "cuda"
+    if re.search(r"cpp_extension|load_inline", text):
+        return "cpp"
     if re.search(r"^\s*(import triton|from triton)", text, re.M):
         return "triton"
     return "python"
@@ -66,8 +70,15 @@ def _enclosing_task(folder: Path, tasks_root: Path) -> Path | None:
 def _expert_folder(task_path: Path) -> Path:
     import tomllib
 
-    data = tomllib.loads((task_path / "task.toml").read_text())
-    return (task_path / data.get("baseline", {}).get("expert", "expert")).resolve()
+    file = task_path / "task.toml"
+    try:
+        data = tomllib.loads(file.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise DiscoveryError(f"{file}: TOML syntax error: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DiscoveryError(f"{file}: cannot read: {exc}") from None
+    baseline = data.get("baseline", {})
+    return (task_path / (baseline.get("expert", "expert") if isinstance(baseline, dict) else "expert")).resolve()
 
 
 def _submission_folders(path: Path) -> list[tuple[Path, bool]]:

@@ -10,8 +10,9 @@ import hashlib
 import os
 import platform
 import shutil
-import subprocess
 from pathlib import Path
+
+from .procs import run_group
 
 CODE_SUFFIXES = {".py", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c"}
 SMI_FIELDS = ("clocks.sm", "clocks.max.sm", "clocks.mem", "temperature.gpu", "power.draw", "clocks_throttle_reasons.active")
@@ -35,12 +36,12 @@ def _smi(query: str, target: str | None) -> list[str] | None:
     if target:
         cmd += ["-i", target]
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
+        out = run_group(cmd, timeout_s=10)
+    except OSError:
         return None
-    if out.returncode != 0 or not out.stdout.strip():
+    if out.timed_out or out.returncode != 0 or not out.output.strip():
         return None
-    return [x.strip() for x in out.stdout.strip().splitlines()[0].split(",")]
+    return [x.strip() for x in out.output.strip().splitlines()[0].split(",")]
 
 
 def clocks(gpu_uuid: str | None) -> dict[str, str]:

@@ -48,21 +48,16 @@ class Timing:
 
 
 @dataclass
-class Record:
-    """Everything known about one submission on one workload; one JSON line.
+class Outcome:
+    """What the judge decided about one submission on one workload: every field of a record but
+    its identity. This one schema is what the judge process sends and the parent stores
+    (:mod:`d2k_profile.protocol` decodes it strictly: an unknown key is an error, not dropped)."""
 
-    ``key`` identifies the pair for ``--resume``: task, submission folder, workload, timing mode
-    and the source hash (an edited submission is profiled again)."""
-
-    task: str
-    submission: str  # short display name (also the last part of the NVTX range)
-    path: str  # submission folder (or reference.py for the noise-floor self-check)
-    role: str  # "submission" | "expert" | "reference"
-    workload: str
-    mode: str  # "eager" | "graph" | "cpu"
-    source_hash: str
-    status: Status
+    status: Status = Status.RUNTIME_ERROR
     reason: str = ""
+    # what failed, for a status other than ok: import, compile, call, cuda, crash, timeout,
+    # protocol (a message that broke the channel's rules), check (a verdict of the checks), harness
+    error_kind: str = ""
     max_abs_err: float | None = None
     rel_l2_err: float | None = None
     seeds_checked: int = 0
@@ -79,13 +74,35 @@ class Record:
     gbps: float | None = None
     roofline_floor_ms: float | None = None
     roofline_fraction: float | None = None
+    # reference and expert timed in the judge before the sandbox existed (no submission loaded)
+    clean_reference_ms: float | None = None
+    clean_expert_ms: float | None = None
     nvtx_range: str = ""
     launch_latency_ms: float | None = None  # events minus kernel time of a one-kernel probe call
     hold_us: float | None = None  # the device-side stream hold before each timed call
     notes: list[str] = field(default_factory=list)
-    device: str = ""
     clocks: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0
+
+
+IDENTITY = ("task", "submission", "path", "role", "workload", "mode", "source_hash")
+
+
+@dataclass(kw_only=True)
+class Record(Outcome):
+    """Everything known about one submission on one workload; one JSON line.
+
+    ``key`` identifies the pair for ``--resume``: task, submission folder, workload, timing mode
+    and the source hash (an edited submission is profiled again)."""
+
+    task: str
+    submission: str  # short display name (also the last part of the NVTX range)
+    path: str  # submission folder (or reference.py for the noise-floor self-check)
+    role: str  # "submission" | "expert" | "reference"
+    workload: str
+    mode: str  # "eager" | "graph" | "cpu"
+    source_hash: str
+    device: str = ""
     finished_at: float = 0.0
 
     @property
@@ -95,8 +112,8 @@ class Record:
     def to_json(self) -> str:
         data = asdict(self)
         data["status"] = self.status.value
-        data["key"] = self.key
-        return json.dumps(data, allow_nan=True, default=str)
+        ordered = {k: data.pop(k) for k in IDENTITY}  # identity first, as in every earlier file
+        return json.dumps({**ordered, **data, "key": self.key}, allow_nan=True, default=str)
 
 
 def record_key(task: str, path: str, workload: str, mode: str, source_hash: str) -> str:
@@ -174,4 +191,4 @@ def load_dataframe(path: Path):
     return pd.json_normalize(read_lines(path))
 
 
-__all__: Iterable[str] = ["Record", "ResultStore", "Status", "Timing", "load_dataframe", "load_records", "read_lines", "record_key"]
+__all__: Iterable[str] = ["Outcome", "Record", "ResultStore", "Status", "Timing", "load_dataframe", "load_records", "read_lines", "record_key"]

@@ -1,15 +1,18 @@
-"""A profiling run: which (submission, workload) pairs to do, in which workers, into which file.
+"""A profiling run: which (submission, workload) pairs to do, in which judges, into which file.
 
-The parent process never imports a submission. It plans the pairs (skipping those already in the
-results file under ``--resume``), optionally pre-builds submissions in parallel (compilation is the
-slow part of a corpus run and needs no GPU time), then hands each submission to a worker on a free
-GPU (or CPU slot) and appends each record the moment it arrives.
+The parent process never imports a submission (nor, on a GPU, initialises CUDA). It plans the
+pairs (skipping those already in the results file under ``--resume``), builds the native call
+loop once for the machine, optionally pre-builds submissions in parallel (compilation is the slow
+part of a corpus run and needs no GPU time), compile-checks CUDA submissions with nvcc on a
+machine without a GPU, then hands each submission to a judge on a free GPU (or CPU slot) and
+appends each record the moment it arrives.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import queue
 import threading
 import time
@@ -20,12 +23,10 @@ from typing import Callable
 
 from d2k_spec.task import Task, load_task
 
-from . import environment
+from . import compilecheck, environment, native, probe, protocol
 from .discovery import Submission
-from .isolation import Limits, build_only, run_worker
-from .results import Record, ResultStore, Status, Timing
-
-RECORD_FIELDS = {f.name for f in dataclasses.fields(Record)}
+from .isolation import Limits, build_only, run_judge
+from .results import Outcome, Record, ResultStore, Status, record_key
 
 
 @dataclass
@@ -36,10 +37,11 @@ class RunOptions:
     workloads: list[str] | None = None
     resume: bool = False
     gpus: list[str] = field(default_factory=lambda: ["0"])
-    jobs: int = 1  # parallel workers without a GPU, and parallel pre-builds
+    jobs: int = 1  # parallel judges without a GPU, parallel pre-builds and compile checks
     limits: Limits = field(default_factory=Limits)
     timing: dict = field(default_factory=dict)
     prebuild: bool = True
+    sandbox: bool = True
 
 
 @dataclass
@@ -77,8 +79,7 @@ def plan(subs: list[Submission], opts: RunOptions, has_gpu: bool, store: ResultS
         h = environment.source_hash(sub.path)
         todo = []
         for name in select_workloads(task, opts, has_gpu):
-            rec_key = Record(task.id, sub.name, str(sub.path), sub.role, name, mode, h, Status.SKIPPED).key
-            if rec_key in store.done:
+            if record_key(task.id, str(sub.path), name, mode, h) in store.done:
                 skipped += 1
             else:
                 todo.append(name)
@@ -87,18 +88,11 @@ def plan(subs: list[Submission], opts: RunOptions, has_gpu: bool, store: ResultS
     return jobs, skipped
 
 
-def make_record(job: Job, workload: str, mode: str, fields: dict, device: str) -> Record:
-    data = {k: v for k, v in fields.items() if k in RECORD_FIELDS}
-    for name in ("timing", "reference_timing", "expert_timing"):
-        if data.get(name):
-            data[name] = Timing(**data[name])
-    data.setdefault("notes", [])
+def make_record(job: Job, workload: str, mode: str, outcome: Outcome, device: str) -> Record:
     s = job.sub
-    return Record(
-        task=job.task.id, submission=s.name, path=str(s.path), role=s.role, workload=workload, mode=mode,
-        source_hash=job.source_hash, **{**data, "status": Status(data.get("status", "runtime_error"))},
-        device=device, finished_at=time.time(),
-    )
+    fields = {f.name: getattr(outcome, f.name) for f in dataclasses.fields(Outcome)}
+    return Record(task=job.task.id, submission=s.name, path=str(s.path), role=s.role, workload=workload, mode=mode,
+                  source_hash=job.source_hash, device=device, finished_at=time.time(), **fields)
 
 
 def _expert_path(task: Task) -> str | None:
@@ -106,8 +100,8 @@ def _expert_path(task: Task) -> str | None:
     return str(p) if (p / "submission.py").is_file() or p.suffix == ".py" else None
 
 
-def _build_dir(out: Path, sub: Submission, h: str) -> Path:
-    return out / "build" / sub.task_id / f"{sub.name}-{h[:8]}"
+def build_dir(out: Path, task_id: str, name: str, h: str) -> Path:
+    return out.resolve() / "build" / task_id / f"{name}-{h[:8]}"
 
 
 class Runner:
@@ -118,44 +112,75 @@ class Runner:
         self.mode = opts.mode if has_gpu else "cpu"
         self.lock = threading.Lock()
         self.env_info: dict = {}
+        self.native = native.prepare(has_gpu)
+        # which sandbox layers this machine's GPU stack tolerates (every layer on a CPU)
+        self.sandbox_probe = probe.layers_for_gpu(str(self.native.path), opts.gpus[0]) if (has_gpu and opts.sandbox) else None
+        self.layers = self.sandbox_probe["layers"] if self.sandbox_probe else list(probe.FULL)
+        self.started_at = time.time()
+        self.job_times: list[dict] = []
 
-    def job_spec(self, job: Job) -> tuple[dict, dict[str, str]]:
-        out = self.opts.out.resolve()
+    def job_spec(self, job: Job, build_only_: bool = False) -> tuple[protocol.JudgeJob, dict[str, str]]:
+        folder = build_dir(self.opts.out, job.task.id, job.sub.name, job.source_hash)
         expert = _expert_path(job.task) if (self.has_gpu and job.sub.role == "submission") else None
-        spec = {
-            "task_path": str(job.task.path), "path": str(job.sub.path), "name": job.sub.name, "role": job.sub.role,
-            "expert_path": expert, "device": "cuda" if self.has_gpu else "cpu", "mode": self.mode, "timing": self.opts.timing,
-        }
-        env = {
-            "TORCH_EXTENSIONS_DIR": str(_build_dir(out, job.sub, job.source_hash) / "torch_extensions"),
-            "TRITON_CACHE_DIR": str(out / "build" / "triton-cache"),
-        }
+        logs = self.opts.out.resolve() / "logs" / job.task.id
+        spec = protocol.JudgeJob(
+            task_path=str(job.task.path), path=str(job.sub.path), name=job.sub.name, role=job.sub.role, language=job.sub.language,
+            device="cuda" if self.has_gpu else "cpu", mode=self.mode, workloads=list(job.workloads), expert_path=expert,
+            native_path=str(self.native.path) if self.native.path else None, build_dir=str(folder),
+            log=str(logs / f"{job.sub.name}{'.build' if build_only_ else ''}.sandbox.log"), timing=dict(self.opts.timing),
+            build_timeout_s=self.opts.limits.build_timeout_s, workload_timeout_s=self.opts.limits.workload_timeout_s,
+            max_deaths=self.opts.limits.max_deaths, build_only=build_only_,
+            sandbox=protocol.SandboxPolicy(enabled=self.opts.sandbox, layers=list(self.layers)),
+        )
+        # Judges (trusted: they run only the reference and the expert) share one Triton cache; each
+        # sandbox starts from a copy of it in its own build folder (see Judge.seed_triton_cache).
+        root = self.opts.out.resolve() / "build"
+        env = {"TORCH_EXTENSIONS_DIR": str(root / "judges" / "torch_extensions"), "TRITON_CACHE_DIR": str(root / "judges" / "triton-cache")}
         if not self.has_gpu:
             env.update({"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""})
         return spec, env
 
-    def emit(self, job: Job, workload: str, fields: dict) -> None:
-        rec = make_record(job, workload, self.mode, fields, self.env_info.get("name", "cpu"))
+    def emit(self, job: Job, workload: str, outcome: Outcome) -> None:
+        rec = make_record(job, workload, self.mode, outcome, self.env_info.get("name", "cpu"))
         with self.lock:
             self.store.append(rec)
             self.on_record(rec)
 
-    def skip_without_gpu(self, job: Job) -> bool:
-        if self.has_gpu or job.sub.language != "cuda":
-            return False
-        for name in job.workloads:
-            self.emit(job, name, {"status": "skipped", "reason": "CUDA C++ submission: compiling and running it needs a GPU, and this machine has none"})
-        return True
+    def cpu_cuda(self, jobs: list[Job]) -> list[Job]:
+        """No GPU: CUDA C++ submissions are compile-checked with nvcc (when present), then recorded
+        as skipped (they cannot run) or as compile errors; the rest go on."""
+        if self.has_gpu:
+            return jobs
+        cuda = [j for j in jobs if j.sub.language == "cuda"]
+
+        def check(job: Job) -> None:
+            res = compilecheck.check(job.sub.path, build_dir(self.opts.out, job.task.id, job.sub.name, job.source_hash) / "compile-check",
+                                     self.opts.limits.build_timeout_s)
+            for name in job.workloads:
+                if res.ok is False:
+                    self.emit(job, name, Outcome(status=Status.COMPILE_ERROR, reason=res.text, error_kind="compile"))
+                else:
+                    self.emit(job, name, Outcome(status=Status.SKIPPED, reason=f"CUDA C++ submission: {res.summary}; running it needs a GPU, "
+                                                                               "and this machine has none", error_kind=""))
+
+        with ThreadPoolExecutor(max(1, self.opts.jobs)) as pool:
+            list(pool.map(check, cuda))
+        return [j for j in jobs if j.sub.language != "cuda"]
 
     def run_job(self, job: Job, gpu: str | None) -> None:
         spec, env = self.job_spec(job)
         if gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = gpu
         log = self.opts.out / "logs" / job.task.id / f"{job.sub.name}.log"
-        info = run_worker(spec, job.workloads, env, log, self.opts.limits, lambda name, f: self.emit(job, name, f))
+        t0 = time.time()
+        info = run_judge(spec, env, log, self.opts.limits, lambda name, o: self.emit(job, name, o))
         with self.lock:
+            self.job_times.append({"task": job.task.id, "submission": job.sub.name, "role": job.sub.role, "started_at": t0,
+                                   "finished_at": time.time(), "wall_s": time.time() - t0, "workloads": len(job.workloads)})
             if info and not self.env_info.get("name") and info.get("name"):
                 self.env_info.update(info)
+            if info.get("sandbox") and "sandbox" not in self.env_info:
+                self.env_info["sandbox"] = info["sandbox"]
 
     def prebuild(self, jobs: list[Job]) -> list[Job]:
         """Import every submission once, in parallel, to fill the build caches. Build failures
@@ -165,29 +190,33 @@ class Runner:
         failed: set[int] = set()
 
         def build(i: int, job: Job) -> None:
-            spec, env = self.job_spec(job)
-            spec["expert_path"] = None if job.sub.role == "submission" else spec["expert_path"]
+            spec, env = self.job_spec(job, build_only_=True)
+            spec = dataclasses.replace(spec, expert_path=None)
             env["CUDA_VISIBLE_DEVICES"] = self.opts.gpus[0]
-            status, reason = build_only(spec, env, self.opts.out / "logs" / job.task.id / f"{job.sub.name}.build.log", self.opts.limits)
-            if status != "ok":
+            outcome, info = build_only(spec, env, self.opts.out / "logs" / job.task.id / f"{job.sub.name}.build.log", self.opts.limits)
+            with self.lock:
+                if info.get("sandbox") and "sandbox" not in self.env_info:
+                    self.env_info["sandbox"] = info["sandbox"]
+            if outcome is not None:
                 failed.add(i)
                 for name in job.workloads:
-                    self.emit(job, name, {"status": status, "reason": reason})
+                    self.emit(job, name, outcome)
 
         experts = [(i, j) for i, j in enumerate(jobs) if j.sub.role == "expert"]
-        others = [(i, j) for i, j in enumerate(jobs) if j.sub.role != "expert" and j.sub.language == "cuda"]
+        others = [(i, j) for i, j in enumerate(jobs) if j.sub.role != "expert" and j.sub.language in ("cuda", "cpp")]
         with ThreadPoolExecutor(max(1, self.opts.jobs)) as pool:
             list(pool.map(lambda ij: build(*ij), experts))
             list(pool.map(lambda ij: build(*ij), others))
         return [j for i, j in enumerate(jobs) if i not in failed]
 
     def run(self, jobs: list[Job]) -> None:
-        todo = [j for j in jobs if not self.skip_without_gpu(j)]
+        todo = self.cpu_cuda(jobs)
         todo = self.prebuild(todo)
         slots = self.opts.gpus if self.has_gpu else [None] * max(1, self.opts.jobs)
         q: queue.Queue[Job] = queue.Queue()
         for j in todo:
             q.put(j)
+        errors: list[BaseException] = []
 
         def drain(gpu: str | None) -> None:
             while True:
@@ -195,15 +224,31 @@ class Runner:
                     job = q.get_nowait()
                 except queue.Empty:
                     return
-                self.run_job(job, gpu)
+                try:
+                    self.run_job(job, gpu)
+                except BaseException as exc:  # noqa: BLE001  (re-raised in the main thread)
+                    errors.append(exc)
+                    return
 
         threads = [threading.Thread(target=drain, args=(g,), daemon=True) for g in slots]
         for t in threads:
             t.start()
         for t in threads:
-            t.join()
+            while t.is_alive():
+                t.join(0.5)  # short joins: Ctrl-C reaches the main thread at once
+        if errors:
+            raise errors[0]
 
     def write_environment(self) -> None:
-        data = {"parent": environment.versions(), "worker": self.env_info, "mode": self.mode, "timing": self.opts.timing,
-                "limits": dataclasses.asdict(self.opts.limits), "written_at": time.time()}
-        (self.opts.out / "environment.json").write_text(json.dumps(data, indent=2, default=str))
+        sandbox = dict(self.env_info.get("sandbox", {"enforced": {"sandbox": "no sandbox started in this run"}}))
+        sandbox["layers_requested"] = list(self.layers) if self.opts.sandbox else []
+        if self.sandbox_probe is not None:
+            sandbox["gpu_probe"] = self.sandbox_probe
+        data = {"parent": environment.versions(), "worker": {k: v for k, v in self.env_info.items() if k != "sandbox"},
+                "sandbox": sandbox, "started_at": self.started_at, "jobs": self.job_times,
+                "native": {"path": str(self.native.path) if self.native.path else None, "cuda": self.native.cuda, "note": self.native.note},
+                "mode": self.mode, "timing": self.opts.timing, "limits": dataclasses.asdict(self.opts.limits), "written_at": time.time(),
+                "pid": os.getpid()}
+        tmp = self.opts.out / "environment.json.tmp"
+        tmp.write_text(json.dumps(data, indent=2, default=str))
+        os.replace(tmp, self.opts.out / "environment.json")

@@ -1,9 +1,10 @@
 """The adversarial and fault suite: each submission in cases/ tries one cheat or fault and must
-get the status in expected.toml. Here (CPU) the ``cpu`` column; benchmarks/profile_h200.sh runs the
-same suite on a GPU against the ``gpu`` column."""
+get the status in expected.toml. Here (CPU) the ``cpu`` column (``cpu_without_nvcc`` where nvcc is
+missing); benchmarks/profile_h200.sh runs the same suite on a GPU against the ``gpu`` column."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -13,20 +14,31 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 TOY_TASK = REPO / "tests" / "profile" / "fixtures" / "toy_softmax"
 EXPECTED = tomllib.loads((HERE / "expected.toml").read_text())
+ISSUE_11_CLASSES = {"frames", "patch", "forge", "hidden_library_op", "hidden_stream", "slow_reference", "crosscheck_gap"}
 
 
-def test_suite_has_every_case():
+def cpu_expected(case: dict) -> str:
+    has_nvcc = shutil.which("nvcc") or Path("/usr/local/cuda/bin/nvcc").is_file()
+    return case["cpu"] if has_nvcc or "cpu_without_nvcc" not in case else case["cpu_without_nvcc"]
+
+
+def test_suite_has_every_case_and_every_cheat_class():
     cases = {p.name for p in (HERE / "cases").iterdir() if (p / "submission.py").is_file()}
-    assert cases == set(EXPECTED) and len(cases) >= 15
+    assert cases == set(EXPECTED) and len(cases) >= 29
+    assert {c["class"] for c in EXPECTED.values() if "class" in c} == ISSUE_11_CLASSES
+    assert sum("class" in c for c in EXPECTED.values()) >= 10
+    assert all(c["cpu"] != "ok" for name, c in EXPECTED.items() if name != "honest")
 
 
 def test_every_case_gets_its_cpu_status(tmp_path):
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "d2k_profile.cli", str(HERE / "cases"), "--task", str(TOY_TASK), "--cpu",
-           "--timeout", "8", "--jobs", "3", "--out", str(out)]
-    proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=600)
+           "--timeout", "20", "--jobs", "3", "--out", str(out)]
+    proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     got = {json.loads(line)["submission"]: json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()}
-    wrong = {name: (got.get(name, {}).get("status"), exp["cpu"], got.get(name, {}).get("reason", "")[:200])
-             for name, exp in EXPECTED.items() if got.get(name, {}).get("status") != exp["cpu"]}
+    wrong = {name: (got.get(name, {}).get("status"), cpu_expected(exp), got.get(name, {}).get("reason", "")[-300:])
+             for name, exp in EXPECTED.items() if got.get(name, {}).get("status") != cpu_expected(exp)}
     assert not wrong, wrong
+    env = json.loads((out / "environment.json").read_text())
+    assert "enforced" in env["sandbox"]  # what the sandbox enforced on this machine is on record

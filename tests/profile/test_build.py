@@ -1,6 +1,7 @@
 """Pre-builds and compile errors: a submission that compiles lazily (at its first call) is built by
-the pre-build's warm-up call, its compiler failure is a ``compile_error`` for every workload, and a
-warm-up call that fails for any other reason is left to the timing worker."""
+the pre-build's warm-up call, its compiler failure is a ``compile_error`` for every workload, a
+warm-up call that fails for any other reason is left to the timing job, and an exception raised
+while importing is a ``runtime_error`` of kind ``import`` (not a compile error)."""
 
 import json
 import subprocess
@@ -9,11 +10,11 @@ import textwrap
 import pytest
 from profile_paths import TOY_TASK
 
+from d2k_profile.anticheat import classify_exception, import_failure_kind
 from d2k_profile.discovery import Submission
 from d2k_profile.isolation import Limits, build_only
-from d2k_profile.runner import Job, RunOptions, Runner
 from d2k_profile.results import ResultStore
-from d2k_profile.worker import is_build_failure
+from d2k_profile.runner import Job, RunOptions, Runner
 from d2k_spec.task import load_task
 
 # What torch.utils.cpp_extension raises when ninja fails (the text is torch's own).
@@ -28,11 +29,12 @@ def run(x):
 '''
 
 CASES = {
-    "lazy_build_failure": (LAZY_BUILD_FAILURE, "compile_error"),
-    "import_error": ("def run(x)\n    return x\n", "compile_error"),
-    "raises_at_call": ("def run(x):\n    raise ValueError('wrong shape')\n", "ok"),
-    "segfault_at_call": ("import ctypes\n\ndef run(x):\n    return ctypes.string_at(0)\n", "ok"),
-    "honest": ("import torch\n\ndef run(x):\n    return torch.softmax(x.float(), -1).to(x.dtype)\n", "ok"),
+    "lazy_build_failure": (LAZY_BUILD_FAILURE, "compile_error", "compile"),
+    "syntax_error": ("def run(x)\n    return x\n", "compile_error", "compile"),
+    "raises_at_import": ("raise RuntimeError('no GPU found')\n\ndef run(x):\n    return x\n", "runtime_error", "import"),
+    "raises_at_call": ("def run(x):\n    raise ValueError('wrong shape')\n", "ok", ""),
+    "segfault_at_call": ("import ctypes\n\ndef run(x):\n    return ctypes.string_at(0)\n", "ok", ""),
+    "honest": ("import torch\n\ndef run(x):\n    return torch.softmax(x.float(), -1).to(x.dtype)\n", "ok", ""),
 }
 
 
@@ -48,13 +50,16 @@ def _job(tmp_path, name: str, source: str) -> tuple[Runner, Job]:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_prebuild_counts_only_import_and_compiler_failures(tmp_path, name):
-    source, expected = CASES[name]
+    source, expected, kind = CASES[name]
     runner, job = _job(tmp_path, name, source)
-    spec, env = runner.job_spec(job)
-    status, reason = build_only(spec, env, tmp_path / "build.log", Limits(build_timeout_s=60, workload_timeout_s=60))
-    assert status == expected, reason
-    if expected == "compile_error":
-        assert reason  # the compiler's (or importer's) text is kept
+    spec, env = runner.job_spec(job, build_only_=True)
+    outcome, _info = build_only(spec, env, tmp_path / "build.log", Limits(build_timeout_s=60, workload_timeout_s=60))
+    status = outcome.status.value if outcome else "ok"
+    assert status == expected, outcome
+    if outcome is not None:
+        assert outcome.reason and outcome.error_kind == kind  # the compiler's (or importer's) text is kept, with its kind
+    if kind == "import":
+        assert "no GPU found" in outcome.reason and outcome.reason.startswith("exception at import")
 
 
 def test_lazy_compiler_failure_is_one_compile_error_for_every_workload(tmp_path):
@@ -74,7 +79,8 @@ def test_build_failure_is_recognised_through_the_exception_chain():
         except subprocess.CalledProcessError as exc:
             raise RuntimeError("something wrapped it") from exc
     except RuntimeError as wrapped:
-        assert is_build_failure(wrapped)
-    assert is_build_failure(RuntimeError("Error building extension 'x'"))
-    assert not is_build_failure(RuntimeError("CUDA error: an illegal memory access was encountered"))
-    assert not is_build_failure(ValueError("Error building extension"))
+        assert classify_exception(wrapped) == 1
+    assert classify_exception(RuntimeError("Error building extension 'x'")) == 1
+    assert classify_exception(RuntimeError("CUDA error: an illegal memory access was encountered")) == 0
+    assert classify_exception(ValueError("Error building extension")) == 0
+    assert import_failure_kind(SyntaxError("x")) == "compile" and import_failure_kind(ImportError("no module")) == "import"

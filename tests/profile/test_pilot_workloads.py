@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 from d2k_profile.nulls import passing_nulls
-from d2k_profile.worker import tolerance_for
+from d2k_profile.checks import tolerance_for
 from d2k_spec.inputs_check import load_reference
 from d2k_spec.task import load_tasks
 

@@ -78,3 +78,75 @@ def test_discovery_rules(tmp_path):
         (d / "submission.py").write_text("def run(x):\n    return x\n")
     subs = discover([str(tmp_path / "corpus"), str(tmp_path / "runs")], root)
     assert sorted((s.task_id, s.name) for s in subs) == [("toy_softmax", "r1"), ("toy_softmax", "v1")]
+
+
+def test_limits_must_be_positive(capsys):
+    import pytest
+
+    for flag in ("--timeout", "--build-timeout", "--budget", "--target-rse", "--jobs"):
+        for bad in ("0", "-1"):
+            with pytest.raises(SystemExit) as exc:
+                cli.main([str(TOY_TASK), "--cpu", flag, bad])
+            assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "must be greater than 0" in err and "Traceback" not in err
+
+
+def test_a_broken_task_toml_is_one_line_and_exit_2(tmp_path, capsys):
+    task = tmp_path / "tasks" / "broken"
+    task.mkdir(parents=True)
+    (task / "task.toml").write_text('id = "broken"\n[interface\n')
+    (task / "reference.py").write_text("def reference(x):\n    return x\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "submission.py").write_text("def run(x):\n    return x\n")
+    assert cli.main([str(sub), "--task", str(task), "--cpu", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "TOML syntax error" in err and "Traceback" not in err
+
+
+def test_a_second_run_on_the_same_out_says_who_holds_it(tmp_path, capsys):
+    import os
+    import socket
+
+    from d2k_profile.lock import OutLock
+
+    out = tmp_path / "o"
+    with OutLock(out):
+        assert cli.main([str(TOY_TASK), "--cpu", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"pid {os.getpid()} on {socket.gethostname()}, started" in err and "Traceback" not in err
+    assert not (out / "results.jsonl").exists()  # the second run wrote nothing
+
+
+def test_ctrl_c_exits_130_keeps_the_records_and_leaves_no_process(tmp_path):
+    out = tmp_path / "out"
+    results = out / "results.jsonl"
+    proc = _cli(out)
+    deadline = time.time() + 180
+    while time.time() < deadline and (not results.exists() or results.read_text().count("\n") < 1):
+        time.sleep(0.2)
+    time.sleep(1.0)  # another pair is under way now
+    os.kill(proc.pid, signal.SIGINT)
+    text, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, text
+    assert "interrupted" in text and "--resume" in text and "Traceback" not in text
+    kept = results.read_text().splitlines()
+    assert kept and all(line.endswith("}") for line in kept)
+    time.sleep(1.0)
+    leftovers = [p for p in os.listdir("/proc") if p.isdigit() and _cwd(p).startswith(str(out))]
+    assert leftovers == []  # every sandbox (they run in their build folders) is gone
+
+
+def _cwd(pid: str) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
+
+
+def test_plurals_in_the_progress_line(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "d2k_profile.cli", str(SUBMISSIONS / "honest_torch"), "--task", str(TOY_TASK), "--cpu",
+                           "--out", str(tmp_path / "o")], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+                          timeout=300)
+    assert "d2k-profile: 1 submission, 1 pair to run" in proc.stdout, proc.stdout + proc.stderr

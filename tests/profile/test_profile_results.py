@@ -7,7 +7,7 @@ from d2k_profile.summary import summarize
 
 
 def rec(workload, status=Status.OK, **kw):
-    return Record("t", "sub", "/x/sub", "submission", workload, "eager", "h1", status, **kw)
+    return Record(task="t", submission="sub", path="/x/sub", role="submission", workload=workload, mode="eager", source_hash="h1", status=status, **kw)
 
 
 def test_append_and_resume(tmp_path):
@@ -48,3 +48,19 @@ def test_summary_geomean_and_score():
     assert row.performance_score == 1 + 0 + 0  # speedup exactly 1 is not > 1; 0.949 < 0.95
     bad = summarize([rec("w1", speedup_vs_reference=3.0), rec("w2", Status.INCORRECT, reason="x")])[0]
     assert not bad.correct and bad.performance_score == 0 and bad.speedup_vs_reference is None
+
+
+def test_record_json_keeps_identity_first_and_loads_older_lines(tmp_path):
+    """The judge's Outcome and the record's identity are one schema; old lines (without the new
+    fields) still load, and a line's first keys are still its identity."""
+    import json
+
+    line = rec("w1", error_kind="check", clean_reference_ms=0.5).to_json()
+    data = json.loads(line)
+    assert list(data)[:7] == ["task", "submission", "path", "role", "workload", "mode", "source_hash"]
+    assert data["error_kind"] == "check" and data["clean_reference_ms"] == 0.5
+    old = {k: v for k, v in data.items() if k not in ("error_kind", "clean_reference_ms", "clean_expert_ms")}
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(old) + "\n")
+    (loaded,) = load_records(path)
+    assert loaded.error_kind == "" and loaded.clean_reference_ms is None and loaded.status is Status.OK
