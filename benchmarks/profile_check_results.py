@@ -11,6 +11,9 @@
   compare A.jsonl B.jsonl           event medians of the same (task, workload, implementation)
                                     in two runs: ratio B/A per pair
   walltime RESULTS.jsonl            records, statuses, summed per-record wall time, first to last
+  statuses RESULTS.jsonl            one line per record: submission, workload, status, speedup, reason
+  clean RESULTS.jsonl               reference (and expert) median inside each sandbox against the
+                                    clean-process median of the same judge: ratio per record
 """
 
 from __future__ import annotations
@@ -151,6 +154,35 @@ def walltime(results: str) -> int:
     return 0
 
 
+def statuses(results: str) -> int:
+    for line in lines(results):
+        d = json.loads(line)
+        sp = d.get("speedup_vs_reference")
+        reason = (d.get("reason") or "").strip().splitlines()[-1][:110] if d.get("reason") else ""
+        print(f"{d['submission']:24s} {d['workload']:18s} {d['status']:16s} {'-' if sp is None else f'{sp:8.3f}x'} {reason}")
+    return 0
+
+
+def clean(results: str) -> int:
+    """How far the reference (and expert) timed inside a sandbox sit from their clean-process time."""
+    ratios = []
+    print(f"{'record':50s} {'impl':9s} {'sandbox ms':>10s} {'clean ms':>10s} {'ratio':>7s}")
+    for line in lines(results):
+        d = json.loads(line)
+        for impl, field, clean_field in (("reference", "reference_timing", "clean_reference_ms"), ("expert", "expert_timing", "clean_expert_ms")):
+            t, c = d.get(field), d.get(clean_field)
+            if t and c:
+                ratios.append(t["median_ms"] / c)
+                print(f"{d['task'] + '/' + d['workload'] + '/' + d['submission']:50s} {impl:9s} {t['median_ms']:10.4f} {c:10.4f} {ratios[-1]:7.4f}")
+    if not ratios:
+        print("no record has clean timings")
+        return 1
+    ratios.sort()
+    print(f"{len(ratios)} pairs: sandbox/clean median {ratios[len(ratios) // 2]:.4f}, range {ratios[0]:.4f}-{ratios[-1]:.4f}")
+    return 0
+
+
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:]
-    sys.exit({"resume": resume, "adversarial": adversarial, "noise": noise, "kernels": kernels, "compare": compare, "walltime": walltime}[cmd](*args))
+    sys.exit({"resume": resume, "adversarial": adversarial, "noise": noise, "kernels": kernels, "compare": compare, "walltime": walltime,
+              "statuses": statuses, "clean": clean}[cmd](*args))

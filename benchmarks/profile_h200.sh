@@ -1,147 +1,165 @@
 #!/usr/bin/env bash
-# Verify d2k-profile on one H200; everything lands in $OUT (at most 8 files). Run from the
-# repository root:
-#     OUT=/some/dir STEPS="a" bash benchmarks/profile_h200.sh
-# STEPS selects steps (default "a"; each step has its own time limit and a failing step never stops
-# the others; "a" alone takes about 7 minutes, "f c d" about 5):
-#   a   full pilot run in one go (tasks/ + corpus/ + reference self-check = noise floor): wall time,
-#       statuses, noise floor, and event medians against the CUPTI kernel times of every record
-#   e   the same run SIGKILLed part-way and finished with --resume: nothing lost or duplicated
-#   t   kernel trace on vs off (--no-kernel-trace) on softmax + layernorm: tracing must not move
-#       the event medians of later workloads
-#   f   adversarial suite on the GPU, statuses against tests/adversarial/expected.toml
-#   c   event medians vs torch.profiler kernel times per stream-hold length, every pilot workload
-#   d   ncu --nvtx --nvtx-include on one of our range names
+# Verify d2k-profile on one H200. Run from the repository root:
+#     OUT=/some/dir STEPS="0 b k s f o" bash benchmarks/profile_h200.sh
+# Everything lands in $OUT: summary.txt (the step table and key numbers), console.log (everything
+# printed) and raw.tgz (every results file, log and table; rebuilt after each step), plus
+# adversarial_partial.jsonl while step f runs (31 judges, ~5 minutes on an H200: a run stopped
+# part-way still returns the records it finished). Steps (each with its own time limit; a failing
+# step never stops the others):
+#   0  the machine: GPU, driver, CUDA, ncu, CUPTI, Landlock
+#   b  build the native call loop (nvcc, once per machine) and time it
+#   k  CUPTI kernel times of every pilot reference and expert call per L2 flush (none, the old
+#      write-only, the new write-then-read, read), against ncu --cache-control all
+#   s  d2k-profile tasks/softmax --self-check (the expert, and the reference against itself: the
+#      noise floor on 4 workloads), default budget: when the expert's job ended after the command
+#      started (environment.json), against the whole command of the code before the split (.old/)
+#   f  the adversarial suite (every case) against tests/adversarial/expected.toml (gpu column)
+#   g  the stream cheats in --mode graph (capture fails: timed eagerly, still caught)
+#   n  the GPU-only cheats with --no-kernel-trace (which check catches them without the trace)
+#   o  with .old/ present: the issue-11 cases on the code before the split (does each really cheat?)
+#   a  tasks/ --self-check: experts and references, noise floor, clean-vs-sandbox reference times,
+#      events against CUPTI kernel times
+#   c  corpus kernels of the three pilot tasks on one workload each (CUDA builds under the sandbox)
 set -u
 export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH} TORCH_CUDA_ARCH_LIST=9.0 PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/d2k-h200-out}
-STEPS=${STEPS:-"a"}
-BUDGET=${BUDGET:-0.25}
+STEPS=${STEPS:-"0 b k s f o"}
 WORK=${WORK:-/tmp/d2k-h200-work}
 mkdir -p "$OUT" "$WORK"
-LOG="$OUT/console.log"          # 1: everything printed by every step
-SUM="$OUT/summary.txt"          # 2: the step table and the key numbers
+LOG="$OUT/console.log"
+SUM="$OUT/summary.txt"
 : > "$LOG"; : > "$SUM"
-ROWS=()
 CHECK="python3 benchmarks/profile_check_results.py"
+ADV=(tests/adversarial/cases --task tests/profile/fixtures/toy_softmax --workloads m8192_n8192 --timeout 15 --budget 0.2 --jobs 16)
+NEW_CASES=(harness_frames predict_rechecks forge_via_channel patch_compare patch_flush_fill patch_tensor_sub patch_reference_module
+           library_op_cpp library_op_unobserved side_stream_sleep race_the_hold slow_reference)
+ROOT=$PWD
 
 note() { echo "$*" | tee -a "$SUM"; }
-row() { ROWS+=("$(printf '%-34s %-6s %6ss  %s' "$1" "$2" "$3" "$4")"); }
-secs() { python3 -c "print(f'{$2-$1:.0f}')"; }
+secs() { python3 -c "print(f'{$2-$1:.1f}')"; }
+pack() { (cd "$WORK" && find . -path ./build -prune -o -path '*/build' -prune -o -type f \( -name '*.jsonl' -o -name '*.txt' -o -name '*.csv' \
+          -o -name '*.json' -o -name '*.log' \) -print | tar czf "$OUT/raw.tgz" -T - 2>/dev/null); }
 
-nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv >> "$SUM" 2>&1
-python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)" >> "$SUM" 2>&1
-PILOT=(tasks corpus --self-check --budget "$BUDGET" --jobs 16 --timeout 120 --build-timeout 300)
-
-# --- (a): the whole pilot run, uninterrupted --------------------------------------------------
-if [[ " $STEPS " == *" a "* ]]; then
-  P="$WORK/pilot"; rm -rf "$P"
-  echo "== (a) pilot run" >> "$LOG"
-  t0=$(date +%s.%N)
-  timeout -k 10 ${A_LIMIT:-450} python3 -m d2k_profile.cli "${PILOT[@]}" --out "$P" >> "$LOG" 2>&1
-  rc=$?
-  t1=$(date +%s.%N)
-  cp "$P/results.jsonl" "$OUT/pilot_results.jsonl" 2>/dev/null   # 3
-  cp "$P/environment.json" "$OUT/environment.json" 2>/dev/null    # 4
-  res=$($CHECK walltime "$P/results.jsonl" 2>&1)
-  note "== (a) pilot run: wall $(secs "$t0" "$t1") s (whole command: discovery, parallel pre-build, every pair, summary); $res"
-  row "(a) pilot run" "$rc" "$(secs "$t0" "$t1")" "$res"
-  { echo; echo "== (a) summary"; cat "$P/summary.csv" 2>/dev/null; } >> "$SUM"
-  { echo; echo "== (b) noise floor (reference vs itself)"; $CHECK noise "$P/results.jsonl"; } >> "$SUM" 2>&1
-  row "(b) noise floor" "$?" "-" "see summary.txt"
-  $CHECK kernels "$P/results.jsonl" > "$OUT/kernels.txt" 2>&1  # 5
-  row "(k) events vs CUPTI, every record" "$?" "-" "$(tail -1 "$OUT/kernels.txt")"
-fi
-
-# --- (e): killed mid-way, resumed -------------------------------------------------------------
-if [[ " $STEPS " == *" e "* ]]; then
-  P="$WORK/resume"; rm -rf "$P"
-  echo "== (e) pilot run, first part" >> "$LOG"
-  t0=$(date +%s.%N)
-  python3 -m d2k_profile.cli "${PILOT[@]}" --out "$P" >> "$LOG" 2>&1 &
-  pid=$!
-  KILL_AT=${KILL_AT:-24}
-  for _ in $(seq 1 240); do
-    kill -0 "$pid" 2>/dev/null || break
-    n=$(cat "$P/results.jsonl" 2>/dev/null | wc -l)
-    [ "$n" -ge "$KILL_AT" ] && break
-    sleep 1
-  done
-  kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-  cp "$P/results.jsonl" "$WORK/before_kill.jsonl" 2>/dev/null || : > "$WORK/before_kill.jsonl"
-  sleep 2  # workers die with their parent (PR_SET_PDEATHSIG)
-  echo "== (e) SIGKILLed after $(wc -l < "$WORK/before_kill.jsonl") records; resuming" >> "$LOG"
-  timeout -k 10 400 python3 -m d2k_profile.cli "${PILOT[@]}" --out "$P" --resume >> "$LOG" 2>&1
-  rc=$?
-  res=$($CHECK resume "$WORK/before_kill.jsonl" "$P/results.jsonl" 2>&1); rc2=$?
-  note "== (e) resume (rc $rc): $res"
-  row "(e) resume after SIGKILL" "$rc2" "$(secs "$t0" "$(date +%s.%N)")" "$res"
-fi
-
-# --- (t): kernel trace on vs off --------------------------------------------------------------
-if [[ " $STEPS " == *" t "* ]]; then
-  s=$(date +%s)
-  for arm in on off; do
-    flag=(); [ "$arm" = off ] && flag=(--no-kernel-trace)
-    rm -rf "$WORK/trace-$arm"
-    timeout -k 10 150 python3 -m d2k_profile.cli tasks/softmax tasks/layernorm --self-check --budget 0.5 --no-prebuild \
-        "${flag[@]}" --out "$WORK/trace-$arm" >> "$LOG" 2>&1
-  done
-  $CHECK compare "$WORK/trace-on/results.jsonl" "$WORK/trace-off/results.jsonl" > "$OUT/trace_on_off.txt" 2>&1  # 6
-  row "(t) kernel trace on vs off" "$?" "$(( $(date +%s) - s ))" "$(tail -1 "$OUT/trace_on_off.txt")"
-fi
-
-# --- (f): adversarial suite -------------------------------------------------------------------
-if [[ " $STEPS " == *" f "* ]]; then
-  A="$WORK/adv"; rm -rf "$A"
-  s=$(date +%s)
-  echo "== (f) adversarial suite" >> "$LOG"
-  timeout -k 10 240 python3 -m d2k_profile.cli tests/adversarial/cases --task tests/profile/fixtures/toy_softmax \
-      --workloads m8192_n8192 --timeout 30 --budget 0.2 --jobs 16 --out "$A" >> "$LOG" 2>&1
-  rc=$?
-  cp "$A/results.jsonl" "$OUT/adversarial_results.jsonl" 2>/dev/null  # 7
-  { echo; echo "== (f) adversarial suite on the GPU (rc $rc)"; $CHECK adversarial "$A/results.jsonl"; } >> "$SUM" 2>&1
-  row "(f) adversarial suite" "$?" "$(( $(date +%s) - s ))" "$(tail -1 "$SUM")"
-fi
-
-# --- (c): events vs torch.profiler ------------------------------------------------------------
-if [[ " $STEPS " == *" c "* ]]; then
-  s=$(date +%s)
-  timeout -k 10 120 python3 benchmarks/profile_crosscheck.py softmax layernorm gemm_bf16 > "$OUT/crosscheck.txt" 2>&1  # 8
-  rc=$?
-  row "(c) events vs torch.profiler" "$rc" "$(( $(date +%s) - s ))" "$(tail -1 "$OUT/crosscheck.txt")"
-fi
-
-# --- (d): ncu on one NVTX range ---------------------------------------------------------------
-if [[ " $STEPS " == *" d "* ]]; then
-  s=$(date +%s)
+# --- 0: the machine ----------------------------------------------------------------------------
+if [[ " $STEPS " == *" 0 "* ]]; then
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-  RANGE="d2k/softmax/m8192_n1024/expert"
   {
-    echo "ncu: ${NCU:-not found}"
-    # ncu splits --nvtx-include on '/' (nested push/pop ranges), and our names contain '/': escape
-    # them (the unescaped and regex: forms profile nothing; set NCU_FORMS=all to show it).
-    forms=("${RANGE//\//\\/}/"); [ "${NCU_FORMS:-}" = all ] && forms+=("regex:${RANGE//\//.}" "$RANGE/")
-    for inc in "${forms[@]}"; do
-      [ -z "$NCU" ] && break
-      echo "== ncu --nvtx --nvtx-include \"$inc\" --clock-control none"
-      rm -rf "$WORK/ncu"
-      timeout -k 10 100 "$NCU" --target-processes all --nvtx --nvtx-include "$inc" --clock-control none \
-          --metrics gpu__time_duration.sum \
-          python3 -m d2k_profile.cli tasks/softmax --workloads m8192_n1024 --budget 0.05 --no-prebuild --out "$WORK/ncu" 2>&1 \
-        | grep -v "^d2k-profile\|━" | tail -60
-      echo "rc=${PIPESTATUS[0]}"
-      # under ncu the worker leaves the CUPTI kernel trace out (ncu owns CUPTI), and says so
-      grep -o 'no kernel times: [^"]*' "$WORK/ncu/results.jsonl" 2>/dev/null | sort | uniq -c
-    done
-  } > "$WORK/ncu.txt" 2>&1
-  { echo; echo "== (d) ncu"; cat "$WORK/ncu.txt"; } >> "$SUM"
-  row "(d) ncu --nvtx-include" "-" "$(( $(date +%s) - s ))" "see summary.txt ($(grep -c 'gpu__time_duration.sum' "$WORK/ncu.txt") kernel metric lines)"
+    echo "== (0) machine"
+    nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+    python3 -c "import torch, triton, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)"
+    echo "nvcc: $(command -v nvcc) $(nvcc --version 2>/dev/null | tail -1)"; echo "ncu: ${NCU:-not found} $($NCU --version 2>/dev/null | tail -1)"
+    python3 -c "from d2k_profile import native, confine; print('cupti:', native.cupti_library()); print('landlock ABI:', confine.landlock_abi())"
+    uname -r; id -u
+  } >> "$SUM" 2>&1
 fi
 
-{
-  echo
-  echo "== steps"
-  printf '%-34s %-6s %7s  %s\n' step rc seconds result
-  for r in "${ROWS[@]}"; do echo "$r"; done
-} | tee -a "$SUM"
+# --- b: the native module --------------------------------------------------------------------------
+if [[ " $STEPS " == *" b "* ]]; then
+  t0=$(date +%s.%N)
+  timeout -k 5 300 python3 -c "from d2k_profile import native; print(native.build(True))" >> "$LOG" 2>&1
+  note "== (b) native build rc=$? in $(secs "$t0" "$(date +%s.%N)") s"
+fi
+
+# --- s: wall time of one submission over four workloads ---------------------------------------------
+if [[ " $STEPS " == *" s "* ]]; then
+  rm -rf "$WORK/s_new" "$WORK/s_old"
+  t0=$(date +%s.%N); timeout -k 5 200 python3 -m d2k_profile.cli tasks/softmax --self-check --out "$WORK/s_new" >> "$LOG" 2>&1
+  note "== (s) d2k-profile tasks/softmax --self-check (new): rc=$? wall $(secs "$t0" "$(date +%s.%N)") s; $($CHECK walltime "$WORK/s_new/results.jsonl" 2>&1)"
+  python3 -c "import json; e = json.load(open('$WORK/s_new/environment.json')); print('jobs:', [(j['submission'], round(j['wall_s'], 1), round(j['finished_at'] - e['started_at'], 1)) for j in e['jobs']]); print('sandbox:', json.dumps(e['sandbox'])[:1500])" >> "$SUM" 2>&1
+  { echo "== (s) noise floor"; $CHECK noise "$WORK/s_new/results.jsonl"; $CHECK clean "$WORK/s_new/results.jsonl" | tail -12; } >> "$SUM" 2>&1
+  if [ -d .old ]; then
+    t0=$(date +%s.%N)
+    (cd .old && timeout -k 5 150 env PYTHONPATH="$ROOT/.old" python3 -m d2k_profile.cli "$ROOT/tasks/softmax" --tasks-root "$ROOT/tasks" --out "$WORK/s_old") >> "$LOG" 2>&1
+    note "== (s) d2k-profile tasks/softmax (before the split): rc=$? wall $(secs "$t0" "$(date +%s.%N)") s; $($CHECK walltime "$WORK/s_old/results.jsonl" 2>&1)"
+  fi
+  $CHECK statuses "$WORK/s_new/results.jsonl" >> "$SUM" 2>&1
+  pack
+fi
+
+# --- f: adversarial suite ---------------------------------------------------------------------------
+if [[ " $STEPS " == *" f "* ]]; then
+  t0=$(date +%s.%N)
+  # copy the records as they come: a run stopped part-way still returns what it finished
+  ( while sleep 15; do cp "$WORK/adv/results.jsonl" "$OUT/adversarial_partial.jsonl" 2>/dev/null; done ) & copier=$!
+  timeout -k 10 ${F_LIMIT:-360} python3 -m d2k_profile.cli "${ADV[@]}" --out "$WORK/adv" >> "$LOG" 2>&1
+  rc=$?
+  kill "$copier" 2>/dev/null
+  { echo; echo "== (f) adversarial suite, new code (rc $rc, $(secs "$t0" "$(date +%s.%N)") s)"; $CHECK adversarial "$WORK/adv/results.jsonl"; } >> "$SUM" 2>&1
+  pack
+fi
+
+# --- g: graph mode ----------------------------------------------------------------------------------
+if [[ " $STEPS " == *" g "* ]]; then
+  D="$WORK/cases_g"; rm -rf "$D"; mkdir -p "$D"; for c in side_stream_sleep side_stream race_the_hold honest; do cp -r "tests/adversarial/cases/$c" "$D/"; done
+  timeout -k 10 120 python3 -m d2k_profile.cli "$D" "${ADV[@]:1}" --mode graph --out "$WORK/graph" >> "$LOG" 2>&1
+  { echo; echo "== (g) --mode graph (rc $?)"; $CHECK statuses "$WORK/graph/results.jsonl"; } >> "$SUM" 2>&1
+  pack
+fi
+
+# --- n: without the kernel trace --------------------------------------------------------------------
+if [[ " $STEPS " == *" n "* ]]; then
+  D="$WORK/cases_n"; rm -rf "$D"; mkdir -p "$D"; for c in side_stream_sleep race_the_hold slow_reference honest; do cp -r "tests/adversarial/cases/$c" "$D/"; done
+  timeout -k 10 120 python3 -m d2k_profile.cli "$D" "${ADV[@]:1}" --no-kernel-trace --out "$WORK/notrace" >> "$LOG" 2>&1
+  { echo; echo "== (n) --no-kernel-trace (rc $?)"; $CHECK statuses "$WORK/notrace/results.jsonl"; } >> "$SUM" 2>&1
+  pack
+fi
+
+# --- o: the new cases on the code before the split --------------------------------------------------
+if [[ " $STEPS " == *" o "* && -d .old ]]; then
+  D="$ROOT/.old/cases"; rm -rf "$D"; mkdir -p "$D"; for c in ${OLD_CASES:-${NEW_CASES[@]} honest}; do cp -r "tests/adversarial/cases/$c" "$D/"; done
+  t0=$(date +%s.%N)
+  (cd .old && timeout -k 10 150 env PYTHONPATH="$ROOT/.old" python3 -m d2k_profile.cli "$D" --task "$ROOT/tests/profile/fixtures/toy_softmax" \
+      --tasks-root "$ROOT/tasks" --workloads m8192_n8192 --timeout 15 --budget 0.2 --jobs 16 --out "$WORK/old_adv") >> "$LOG" 2>&1
+  { echo; echo "== (o) issue-11 cases on the code before the split (rc $?, $(secs "$t0" "$(date +%s.%N)") s)"; $CHECK statuses "$WORK/old_adv/results.jsonl"; } >> "$SUM" 2>&1
+  pack
+fi
+
+# --- a: experts, references, noise floor --------------------------------------------------------------
+if [[ " $STEPS " == *" a "* ]]; then
+  t0=$(date +%s.%N)
+  timeout -k 10 300 python3 -m d2k_profile.cli tasks --self-check --budget "${BUDGET:-0.25}" --jobs 16 --out "$WORK/pilot" >> "$LOG" 2>&1
+  rc=$?
+  {
+    echo; echo "== (a) tasks --self-check (rc $rc, $(secs "$t0" "$(date +%s.%N)") s): $($CHECK walltime "$WORK/pilot/results.jsonl" 2>&1)"
+    $CHECK statuses "$WORK/pilot/results.jsonl"; echo; echo "== (a) noise floor"; $CHECK noise "$WORK/pilot/results.jsonl"
+    echo; echo "== (a) clean vs sandbox"; $CHECK clean "$WORK/pilot/results.jsonl" | tail -3
+  } >> "$SUM" 2>&1
+  $CHECK kernels "$WORK/pilot/results.jsonl" > "$WORK/pilot/kernels.txt" 2>&1
+  tail -8 "$WORK/pilot/kernels.txt" >> "$SUM"
+  pack
+fi
+
+# --- c: corpus kernels, one workload each --------------------------------------------------------------
+if [[ " $STEPS " == *" c "* ]]; then
+  t0=$(date +%s.%N)
+  timeout -k 10 300 python3 -m d2k_profile.cli corpus/softmax corpus/layernorm corpus/gemm_bf16 --workloads m8192_n1024 m16384_n1024 m4096_n4096_k4096 \
+      --budget 0.25 --jobs 16 --out "$WORK/corpus" >> "$LOG" 2>&1
+  { echo; echo "== (c) corpus, one workload each (rc $?, $(secs "$t0" "$(date +%s.%N)") s)"; $CHECK statuses "$WORK/corpus/results.jsonl"
+    $CHECK clean "$WORK/corpus/results.jsonl" | tail -1; } >> "$SUM" 2>&1
+  pack
+fi
+# --- k: CUPTI against ncu, per flush ------------------------------------------------------------------
+if [[ " $STEPS " == *" k "* ]]; then
+  K="$WORK/ncu"; rm -rf "$K"; mkdir -p "$K"
+  t0=$(date +%s.%N)
+  timeout -k 5 150 python3 benchmarks/profile_ncu_compare.py cupti "$K/cupti.json" > "$K/cupti.txt" 2>&1
+  echo "cupti pass rc=$? $(secs "$t0" "$(date +%s.%N)") s" >> "$SUM"
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  if [ -n "$NCU" ]; then
+    INC=(); while read -r r; do INC+=(--nvtx-include "$r/"); done < <(python3 benchmarks/profile_ncu_compare.py ranges)
+    RENAME=(); "$NCU" --help 2>/dev/null | grep -q "print-nvtx-rename" && RENAME=(--print-nvtx-rename kernel)
+    t0=$(date +%s.%N)
+    timeout -k 5 150 "$NCU" --target-processes all --nvtx "${INC[@]}" --cache-control all --clock-control none \
+        --metrics gpu__time_duration.sum --csv --page raw "${RENAME[@]}" \
+        python3 benchmarks/profile_ncu_compare.py ncu "$K/manifest.json" > "$K/ncu.csv" 2> "$K/ncu.err"
+    echo "ncu pass rc=$? $(secs "$t0" "$(date +%s.%N)") s; rename: ${RENAME[*]:-no}" >> "$SUM"
+    tail -5 "$K/ncu.err" >> "$SUM"
+    python3 benchmarks/profile_ncu_compare.py table "$K/cupti.json" "$K/manifest.json" "$K/ncu.csv" > "$K/table.txt" 2>&1
+    { echo; echo "== (k) CUPTI vs ncu --cache-control all"; cat "$K/table.txt"; } >> "$SUM"
+  else
+    note "== (k) ncu not found"; tail -30 "$K/cupti.txt" >> "$SUM"
+  fi
+  pack
+fi
+
+pack

@@ -1,0 +1,245 @@
+"""CUPTI kernel times of d2k-profile's timed call against Nsight Compute, per L2 flush.
+
+Three subcommands, run by ``benchmarks/profile_h200.sh`` step ``k`` on a GPU:
+
+  cupti OUT.json   every pilot reference and expert call on every workload, timed in this process
+                   with d2k-profile's native call (flush, stream hold, events) under torch.profiler,
+                   the flushes interleaved call by call: none (warm L2: shows what the flushes
+                   evict), write (the old flush), write-read, read (the new default); median kernel
+                   time per call
+  ncu MANIFEST     the same calls with no flush of ours, for ``ncu --cache-control all
+                   --nvtx --nvtx-include <range>/ ...``: each call inside an NVTX range
+                   ``cmp_<task>_<workload>_<impl>`` (``ranges`` prints them); writes which calls it made
+  ranges           the NVTX range names, one per line
+  table CUPTI.json MANIFEST NCU.csv
+                   the comparison: CUPTI kernel time per flush against ncu's gpu__time_duration,
+                   for calls of 10 us or more
+
+Triton's autotuning is cached on disk (TRITON_CACHE_AUTOTUNING=1, set by the script), so the ncu
+pass runs no autotuning kernels. ncu's rows are attributed to calls by NVTX range when ncu renamed
+them (--print-nvtx-rename kernel), else by launch order with the kernels per call of the CUPTI pass.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import statistics
+import sys
+import traceback
+
+os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")
+
+TASKS = ("softmax", "layernorm", "gemm_bf16")
+FLUSHES = {"none": 0, "write": 1, "write-read": 2, "read": 3}
+CALLS = 15
+NCU_CALLS = 5
+HOLD = 100_000
+MIN_US = 10.0
+
+
+def impls_of(task):
+    from d2k_profile.loader import entry_point, load_module, reference_entry
+
+    ref_mod = load_module(task.reference_path, f"ref_{task.id}")
+    out = {"reference": reference_entry(ref_mod)}
+    out["expert"] = entry_point(load_module(task.expert_path, f"expert_{task.id}"), (), "cuda")
+    return ref_mod, out
+
+
+def native_setup():
+    import torch
+
+    from d2k_profile import anticheat, native
+
+    mod = native.load(native.build(True))
+    base = torch._C.TensorBase
+    mod.setup(-1, -1, (torch.Tensor, base.data_ptr, base.nbytes, base.dtype, base.shape, base.is_contiguous, base.is_cuda, base.contiguous,
+                       anticheat.classify_exception, lambda e: str(e)), True, torch.cuda.current_stream().cuda_stream,
+              torch.cuda.current_device(), 2)
+    return mod
+
+
+def per_call_kernels(events) -> list[list[tuple[str, float, float]]]:
+    """Kernels of each timed call: those between a d2k_hold and the next d2k_mark."""
+    spans = sorted(((e.name, e.time_range.start, e.time_range.end) for e in events), key=lambda s: s[1])
+    calls, cur = [], None
+    for name, start, end in spans:
+        if name.startswith("d2k_hold"):
+            cur = []
+        elif name.startswith("d2k_mark"):
+            if cur is not None:
+                calls.append(cur)
+            cur = None
+        elif cur is not None and not name.startswith("d2k_") and not name.startswith(("Memset", "Memcpy")):
+            cur.append((name, start, end))  # kernels only: ncu profiles kernels, not memsets
+    return calls
+
+
+def cupti(out_path: str) -> int:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from d2k_spec.task import default_tasks_root, load_task
+
+    mod = native_setup()
+    rows = []
+    for tid in TASKS:
+        task = load_task(default_tasks_root() / tid)
+        ref_mod, impls = impls_of(task)
+        for wl in task.workloads:
+            inputs = tuple(ref_mod.make_inputs(wl, 0, "cuda"))
+            for impl, fn in impls.items():
+                mod.bind((fn,), (inputs,), (), ())
+                for _ in range(3):
+                    mod.call_local(0, 0, 0, 0)
+                # the flushes interleaved call by call, so clock drift hits them alike
+                order = [f for _ in range(CALLS) for f in FLUSHES]
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    events_ms = []
+                    for f in order:
+                        mod.set_flush_mode(FLUSHES[f])
+                        events_ms.append(mod.call_local(0, 0, 1, HOLD)[2])
+                    torch.cuda.synchronize()
+                calls = per_call_kernels([e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA])
+                if len(calls) != len(order):
+                    print(f"{tid}/{wl.name}/{impl}: {len(calls)} traced calls for {len(order)} made: skipped", flush=True)
+                    continue
+                for flush in FLUSHES:
+                    mine = [c for c, f in zip(calls, order) if f == flush]
+                    busy = [sum(e - s for _, s, e in c) for c in mine]
+                    ev = [e for e, f in zip(events_ms, order) if f == flush]
+                    rows.append({"task": tid, "workload": wl.name, "impl": impl, "flush": flush, "calls": len(mine),
+                                 "kernels_per_call": statistics.median(len(c) for c in mine),
+                                 "kernel_us": statistics.median(busy), "event_us": statistics.median(ev) * 1e3,
+                                 "names": sorted({n for c in mine for n, _, _ in c})[:4]})
+                    print(f"{tid}/{wl.name}/{impl} flush={flush}: kernel {rows[-1]['kernel_us']:.2f} us, events {rows[-1]['event_us']:.2f} us", flush=True)
+            mod.set_flush_mode(3)
+    with open(out_path, "w") as fh:
+        json.dump(rows, fh, indent=1)
+    return 0
+
+
+def ncu(manifest_path: str) -> int:
+    import torch
+
+    from d2k_spec.task import default_tasks_root, load_task
+
+    manifest = []
+    for tid in TASKS:
+        task = load_task(default_tasks_root() / tid)
+        ref_mod, impls = impls_of(task)
+        for wl in task.workloads:
+            inputs = tuple(ref_mod.make_inputs(wl, 0, "cuda"))
+            for impl, fn in impls.items():
+                fn(inputs)  # autotune results come from the disk cache: no tuning kernels here
+                torch.cuda.synchronize()
+                name = f"cmp_{tid}_{wl.name}_{impl}"
+                for _ in range(NCU_CALLS):
+                    torch.cuda.nvtx.range_push(name)
+                    fn(inputs)
+                    torch.cuda.nvtx.range_pop()
+                    torch.cuda.synchronize()
+                manifest.append({"key": name, "task": tid, "workload": wl.name, "impl": impl, "calls": NCU_CALLS})
+    with open(manifest_path, "w") as fh:
+        json.dump(manifest, fh, indent=1)
+    return 0
+
+
+def read_ncu(path: str) -> list[tuple[str, float]]:
+    """(kernel name, gpu__time_duration in us) per profiled kernel, in launch order."""
+    lines = [ln for ln in open(path, errors="replace") if ln.startswith('"')]
+    rows = list(csv.DictReader(lines))
+    units = rows[0] if rows and not rows[0].get("ID") else {}  # --page raw: the row under the header holds the units
+    out = []
+    for r in rows:
+        metric = r.get("Metric Name")
+        if metric is not None:  # --page details: one row per metric
+            if metric != "gpu__time_duration.sum":
+                continue
+            value, unit = float(r["Metric Value"].replace(",", "")), r.get("Metric Unit", "")
+        else:  # --page raw: one row per kernel
+            if "gpu__time_duration.sum" not in r:
+                continue
+            try:
+                value = float(r["gpu__time_duration.sum"].replace(",", ""))
+            except ValueError:
+                continue
+            unit = units.get("gpu__time_duration.sum") or "nsecond"
+        scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}.get(unit, 1e-3)
+        out.append((r.get("Kernel Name", ""), value * scale))
+    return out
+
+
+def table(cupti_path: str, manifest_path: str, ncu_path: str) -> int:
+    cup = json.load(open(cupti_path))
+    manifest = json.load(open(manifest_path))
+    kernels = [(n, us) for n, us in read_ncu(ncu_path) if not n.startswith("d2k_")]
+    kpc = {(r["task"], r["workload"], r["impl"]): int(r["kernels_per_call"]) for r in cup if r["flush"] == "write-read"}
+    ncu_us: dict[str, list[float]] = {}
+    renamed = any(n.startswith("cmp_") for n, _ in kernels)
+    if renamed:
+        for m in manifest:
+            per = [us for n, us in kernels if n.split("/", 1)[0] == m["key"]]  # "<range>/<kernel>" once ncu renamed it
+            k = max(1, len(per) // m["calls"])  # ncu's own count of kernels per call
+            ncu_us[m["key"]] = [sum(per[i:i + k]) for i in range(0, len(per) - k + 1, k)]
+    else:
+        pos = 0
+        for m in manifest:
+            k = max(1, kpc.get((m["task"], m["workload"], m["impl"]), 1))
+            n = k * m["calls"]  # ncu profiles only the kernels inside the ranges (--nvtx-include)
+            block = [us for _, us in kernels[pos:pos + n]]
+            ncu_us[m["key"]] = [sum(block[i:i + k]) for i in range(0, len(block), k)]
+            pos += n
+        if pos != len(kernels):
+            print(f"WARNING: {len(kernels)} kernels profiled, {pos} expected from the manifest: the launch-order attribution is off")
+    print(f"attribution: {'by NVTX range (ncu renamed kernels)' if renamed else 'by launch order'}")
+    print(f"{'task/workload':36s} {'impl':9s} {'k/call':>6s} {'ncu us':>9s} " + " ".join(f"{f:>15s}" for f in FLUSHES) + "   (CUPTI us and vs ncu)")
+    within = {f: [0, 0] for f in FLUSHES}
+    for m in manifest:
+        key = (m["task"], m["workload"], m["impl"])
+        vals = ncu_us.get(m["key"]) or []
+        n_us = statistics.median(vals) if vals else None
+        cells = []
+        for f in FLUSHES:
+            r = next((r for r in cup if (r["task"], r["workload"], r["impl"], r["flush"]) == (*key, f)), None)
+            k_us = r["kernel_us"] if r else None
+            if k_us is None or n_us is None:
+                cells.append(f"{'-':>15s}")
+                continue
+            d = k_us / n_us - 1
+            cells.append(f"{k_us:8.2f} {d * 100:+5.1f}%")
+            if n_us >= MIN_US:
+                within[f][0] += abs(d) <= 0.03
+                within[f][1] += 1
+        print(f"{m['task'] + '/' + m['workload']:36s} {m['impl']:9s} {kpc.get(key, 0):6d} {n_us if n_us is None else round(n_us, 2)!s:>9s} " + " ".join(cells))
+    for f, (ok, n) in within.items():
+        print(f"flush {f:10s}: CUPTI kernel time within 3 % of ncu --cache-control all for {ok} of {n} calls of >= {MIN_US:g} us")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    try:
+        if argv[0] == "cupti":
+            return cupti(argv[1])
+        if argv[0] == "ncu":
+            return ncu(argv[1])
+        if argv[0] == "table":
+            return table(*argv[1:4])
+        if argv[0] == "ranges":
+            from d2k_spec.task import default_tasks_root, load_task
+
+            for tid in TASKS:
+                for wl in load_task(default_tasks_root() / tid).workloads:
+                    print(f"cmp_{tid}_{wl.name}_reference\ncmp_{tid}_{wl.name}_expert")
+            return 0
+    except Exception:  # noqa: BLE001  (a benchmark script: print the traceback, exit 1)
+        traceback.print_exc()
+        return 1
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
