@@ -1,14 +1,20 @@
-"""Static-analysis throughput of d2k-analyze: files/s and MB/s, 1 job and all cores.
+"""Static-analysis throughput of d2k-analyze: files/s and MB/s, beside tree-sitter's parse-only rate.
 
-Builds a corpus of at least ``--min-files`` source files in a temporary folder by copying the
-bundled corpus (``corpus/`` and the tasks' expert folders) several times over under renamed
-submission folders, then times the static layers (sources, parsing, liveness, detectors: no
-compiled layer, no scoring or report) through the same parallel runner the CLI uses.
+Default: every distinct bundled source file once (``corpus/`` including ``corpus/wild``'s real
+public kernels, and the tasks' expert folders), analysed with the static layers (sources,
+parsing, liveness, the fact layer, detectors: no compiled layer, no scoring or report) on 1 job
+and on all cores, then the same files parsed by tree-sitter alone, so the cost of the fact layer
+is visible as a multiple of parsing. ``--copies N`` instead times N renamed copies of the corpus
+(the parallel runner on a bigger input; copies repeat content, so caches keyed by content help).
 
-    python benchmarks/analyze_throughput.py            # >= 2000 files, jobs 1 and all cores
-    python benchmarks/analyze_throughput.py --min-files 500 --jobs 1 4
+    python benchmarks/analyze_throughput.py
+    python benchmarks/analyze_throughput.py --jobs 1 4 --copies 10
+    python benchmarks/analyze_throughput.py --scaling 5000 10000 20000 50000
 
-Target: >= 100 files/s per core.
+A scaling table comes first: one long generated kernel analysed at growing lengths, with the
+time ratio per doubling of the length (2.0 is linear).
+
+Targets: >= 100 files/s per core on distinct files; <= 2x time per doubling of a kernel's length.
 """
 
 from __future__ import annotations
@@ -72,22 +78,95 @@ def measure(root: Path, jobs: int, catalogue) -> float:
     return elapsed
 
 
+def parse_only(files: list[Path]) -> float:
+    """Seconds tree-sitter alone takes to parse ``files`` (the floor any analysis starts from)."""
+    from d2k_analyze.parsing.treesitter import parse
+
+    texts = [(("python" if f.suffix == ".py" else "cuda"), f.read_text(errors="replace")) for f in files]
+    start = time.perf_counter()
+    for language, text in texts:
+        parse(language, text)
+    return time.perf_counter() - start
+
+
+def distinct_files() -> tuple[Path, list[Path]]:
+    """A temporary tree holding every bundled submission once (corpus/ and the task experts)."""
+    tmp = Path(tempfile.mkdtemp(prefix="d2k-bench-throughput-"))
+    for task, folder in bundled_submissions():
+        shutil.copytree(folder, tmp / "corpus" / task / folder.name.replace("/", "_"), ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+    wild = ROOT / "corpus" / "wild"
+    if wild.is_dir():
+        shutil.copytree(wild, tmp / "corpus" / "wild", ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+    return tmp, [f for f in (tmp / "corpus").rglob("*") if f.is_file() and f.suffix.lower() in SOURCE_SUFFIXES]
+
+
+def long_kernel(lines: int) -> str:
+    """A CUDA kernel of about ``lines`` lines: straight-line accumulations with branches, the
+    shape of unrolled or generated code, where analysis time used to grow with the square."""
+    body = []
+    i = 0
+    while len(body) < lines:
+        body.append(f"    acc{i % 8} += x[(size_t)row * n + (c + {i % 97})] * w[{i % 61}];")
+        body.append(f"    if (acc{i % 8} > {i}.0f) acc{(i + 1) % 8} -= 0.5f * acc{i % 8};")
+        i += 1
+    accs = ", ".join(f"acc{k} = 0.f" for k in range(8))
+    return ("__global__ void long_kernel(const float* __restrict__ x, const float* __restrict__ w, float* y, int n) {\n"
+            f"    int row = blockIdx.x; int c = threadIdx.x;\n    float {accs};\n" + "\n".join(body) +
+            "\n    y[row * blockDim.x + c] = acc0 + acc1 + acc2 + acc3 + acc4 + acc5 + acc6 + acc7;\n}\n")
+
+
+def scaling(sizes: list[int], catalogue) -> None:
+    """Seconds per kernel length; the ratio per doubling should stay near 2 (linear)."""
+    from d2k_analyze.analysis import analyze_submission
+
+    print(f"{'lines':>7} {'seconds':>9} {'ratio':>7}")
+    previous = None
+    for n in sizes:
+        tmp = Path(tempfile.mkdtemp(prefix="d2k-bench-scaling-"))
+        try:
+            (tmp / "kernel.cu").write_text(long_kernel(n))
+            start = time.perf_counter()
+            analyze_submission("long", tmp, None, catalogue)
+            seconds = time.perf_counter() - start
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        ratio = f"{seconds / previous[1] * previous[0] / n * 2:.2f}" if previous else "-"
+        print(f"{n:>7} {seconds:>9.2f} {ratio:>7}")
+        previous = (n, seconds)
+
+
 def main() -> None:
     cores = os.cpu_count() or 1
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--min-files", type=int, default=2000)
+    parser.add_argument("--copies", type=int, default=0, help="time N renamed copies of the bundled corpus instead")
     parser.add_argument("--jobs", type=int, nargs="+", default=sorted({1, cores}))
+    parser.add_argument("--scaling", type=int, nargs="*", default=[5000, 10000, 20000],
+                        help="kernel lengths for the scaling table (ratio = time growth per doubling; none to skip)")
     args = parser.parse_args()
     catalogue = load_catalogue()
-    with tempfile.TemporaryDirectory(prefix="d2k-bench-throughput-") as tmp:
-        files, size = build_corpus(Path(tmp), args.min_files)
-        n_subs = len(find_submissions([Path(tmp)]))
-        print(f"corpus: {files} source files, {size / 1e6:.2f} MB, {n_subs} submissions ({cores} cores here)")
+    if args.scaling:
+        print("one long kernel, analysis time by length (ratio per doubling of the length; 2.0 is linear):")
+        scaling(args.scaling, catalogue)
+    if args.copies:
+        tmp = Path(tempfile.mkdtemp(prefix="d2k-bench-throughput-"))
+        files_n, size = build_corpus(tmp, args.copies * len(distinct_files()[1]))
+        files = [f for f in tmp.rglob("*") if f.is_file() and f.suffix.lower() in SOURCE_SUFFIXES]
+    else:
+        tmp, files = distinct_files()
+        size = sum(f.stat().st_size for f in files)
+    try:
+        n_subs = len(find_submissions([tmp]))
+        print(f"corpus: {len(files)} {'distinct ' if not args.copies else ''}source files, {size / 1e6:.2f} MB, "
+              f"{n_subs} submissions ({cores} cores here)")
         print(f"{'jobs':>5} {'seconds':>9} {'files/s':>9} {'MB/s':>8} {'files/s/core':>13}")
         for jobs in args.jobs:
-            seconds = measure(Path(tmp), jobs, catalogue)
-            rate = files / seconds
+            seconds = measure(tmp, jobs, catalogue)
+            rate = len(files) / seconds
             print(f"{jobs:>5} {seconds:>9.2f} {rate:>9.1f} {size / 1e6 / seconds:>8.2f} {rate / jobs:>13.1f}")
+        seconds = parse_only(files)
+        print(f"tree-sitter parse only, 1 core: {seconds:.2f} s, {len(files) / seconds:.1f} files/s, {size / 1e6 / seconds:.2f} MB/s")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ Three steps, each a small pure function below.
    ABSENT.
 
 2. **Item verdict** (:func:`static_verdict`) from its properties, by ``require``:
-   ``all`` -> implemented if all present, absent if none present, partial otherwise;
+   ``all`` -> implemented if all present, absent if none present, partial otherwise; the first
+   listed property defines the item, so when it is absent the item is absent (fp32 accumulation
+   without tensor cores is not "part of" a tensor-core MMA);
    ``any`` -> implemented if any present, absent otherwise. Undecided properties are handled by
    asking whether they could change the answer: the verdict is computed with every undecided
    property present (best case) and absent (worst case); if both agree that is the verdict,
@@ -144,6 +146,8 @@ def _verdict(present: int, absent: int, require: str) -> Verdict:
 def static_verdict(item: DesignItem, states: Mapping[str, PropertyState]) -> Verdict:
     """Step 2: the item's verdict from its properties' states (best case == worst case, or not assessed)."""
     kinds = [states[p].state for p in item.properties]
+    if item.require == "all" and kinds and kinds[0] == "absent":
+        return Verdict.ABSENT  # the defining property is missing: the rest cannot make it partial
     p, a, u = kinds.count("present"), kinds.count("absent"), kinds.count("undecided")
     best, worst = _verdict(p + u, a, item.require), _verdict(p, a + u, item.require)
     return best if best == worst else Verdict.NOT_ASSESSED

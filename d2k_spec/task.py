@@ -78,7 +78,8 @@ class Workload:
 @dataclass(frozen=True)
 class DesignItem:
     """One piece of expert guidance. It is evidenced by catalogue ``properties``: by all of them
-    (``require = "all"``) or by any one (``"any"``). An item whose ``depends_on`` prerequisites are
+    (``require = "all"``; the first one listed defines the item, and without it the item is
+    absent, not partial) or by any one (``"any"``). An item whose ``depends_on`` prerequisites are
     absent is capped when scoring."""
 
     id: str

@@ -3,11 +3,11 @@
 Rules, applied only to CUDA units whose kernel the compiler emitted (matched by name; a template
 never instantiated or a kernel in a header nobody includes emits nothing and is left alone):
 
-* **refute**: a syntax PRESENT for a :data:`REFUTABLE` property with none of its instructions in
+* **refute**: a syntax PRESENT for a :func:`refutable` property with none of its instructions in
   any compiled instance of the kernel becomes ABSENT (high), the syntax evidence kept and the
   reason recorded. A finding stands unless compiled evidence contradicts it.
 * **confirm**: a syntax PRESENT whose instruction was emitted gains the compiled evidence.
-* **upgrade**: a medium/low-confidence ABSENT or NOT_APPLICABLE for an :data:`UPGRADABLE` property
+* **upgrade**: a medium/low-confidence ABSENT or NOT_APPLICABLE for an :func:`upgradable` property
   (the instruction *is* the property) becomes PRESENT when the instruction was emitted.
 """
 
@@ -20,7 +20,7 @@ from d2k_spec.catalogue import Catalogue
 from ..model import Evidence, PropertyFinding, Status, SubmissionAnalysis, UnitAnalysis
 from .artifacts import KernelArtifact
 from .compiler import CompileResult
-from .signatures import pattern, refutable, upgradable
+from .signatures import pattern, refutable, signed_properties, upgradable
 
 
 def kernels_for(unit_name: str, results: list[CompileResult]) -> list[KernelArtifact]:
@@ -82,7 +82,7 @@ def apply_compiled(
             continue
         arch = next((r.arch for r in results if r.status == "ok" and any(k in r.kernels for k in kernels)), "sm_90")
         findings = dict(ua.findings)
-        for prop in PATTERNS:
+        for prop in sorted(signed_properties()):
             if prop not in catalogue or not catalogue[prop].applies_to("cuda"):
                 continue
             new = combine_finding(ua, prop, findings.get(prop), kernels, arch)

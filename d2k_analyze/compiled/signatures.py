@@ -20,6 +20,11 @@ def _compiled() -> dict[str, tuple[re.Pattern | None, re.Pattern | None]]:
     return {prop: (re.compile(s.ptx) if s.ptx else None, re.compile(s.sass) if s.sass else None) for prop, s in signatures().items()}
 
 
+def signed_properties() -> frozenset[str]:
+    """Every property whose detector declares compiled-code patterns."""
+    return frozenset(_compiled())
+
+
 def refutable() -> frozenset[str]:
     from ..detectors import signatures
 

@@ -44,6 +44,20 @@ def separate_passes(f, a, b, last) -> bool:
     return inner is not None and not second.loops[common:] and second.id > last.get(inner, -1)
 
 
+def _spread(accs: list) -> list:
+    """The first and last access of each loop nest: whether two accesses run in separate passes
+    depends only on their loop nests and their order, so these stand for all of them (and the
+    pairwise check stays linear in the kernel's length)."""
+    keep: dict[tuple, list] = {}
+    for a in accs:
+        ends = keep.setdefault(a.loops, [a, a])
+        if a.id < ends[0].id:
+            ends[0] = a
+        if a.id > ends[1].id:
+            ends[1] = a
+    return sorted({x.id: x for ends in keep.values() for x in ends}.values(), key=lambda x: x.id)
+
+
 @RULE.both
 def detect(f):
     if is_gemm(f):
@@ -57,6 +71,7 @@ def detect(f):
     for a in reads:
         by_obj.setdefault(a.obj, []).append(a)
     for accs in by_obj.values():
+        accs = _spread(accs)
         for i, a in enumerate(accs):
             for b in accs[i + 1:]:
                 if separate_passes(f, a, b, last):
@@ -66,7 +81,8 @@ def detect(f):
         if a.kind in ("store", "rmw"):
             writes.setdefault(a.obj, []).append(a)
     for obj, ws in writes.items():
-        back = [r for r in by_obj.get(obj, []) if any(r.id > w.id and separate_passes(f, w, r, last) for w in ws)]
+        ws = _spread(ws)
+        back = [r for r in _spread(by_obj.get(obj, [])) if any(r.id > w.id and separate_passes(f, w, r, last) for w in ws)]
         if back:
             return absent("an output is written and read back", ws[:1] + back[:1])
         for i, w in enumerate(ws):

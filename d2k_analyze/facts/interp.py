@@ -311,7 +311,7 @@ class Interp:
             if self.lang == "triton" and _is_undef(before):
                 merged = va if vb == before else vb  # Python: defined in one branch only
             else:
-                merged = Sym(f"phi#{cid}@{s.loc.line}", atoms(va) | atoms(vb))
+                merged = Sym(f"phi#{cid}@{s.loc.line}", _deps(atoms(va) | atoms(vb)))
             self.set_value(cell, merged)
 
     def loop(self, s: Loop) -> None:
@@ -791,7 +791,9 @@ class Interp:
         if isinstance(v, (Num, Sym, Ptr, Load, Str)):
             return v
         if size(v, MAX_EXPR + 1) > MAX_EXPR:
-            return Sym(f"big#{hash(v) & 0xffffff}", atoms(v))
+            # the deps are the real atoms: earlier opaque symbols' own keys would chain (each one
+            # naming the one before), making deps, and everything that reads them, grow with length
+            return Sym(f"big#{hash(v) & 0xffffff}", _deps(atoms(v)))
         return v
 
     def resolve_type(self, t: str) -> str:
@@ -852,6 +854,13 @@ class _Const(E):
     """An already-resolved value carried through the statement machinery (tuple unpacking)."""
 
     value: E
+
+
+def _deps(keys: frozenset[str]) -> frozenset[str]:
+    """The atoms a merged or capped value depends on, without the keys of earlier merged/capped
+    values (their own deps are already in): otherwise each symbol names the one before it and
+    dependency sets, and everything that reads them, grow with the length of the code."""
+    return frozenset(k for k in keys if not k.startswith(("big#", "phi#")))
 
 
 def _is_undef(v: E) -> bool:

@@ -184,23 +184,32 @@ def submission_blocks(r: SubmissionResult, report: Report) -> list[Block]:
     return blocks
 
 
+CORPUS_TITLES = {
+    "all": "Detectors against the corpus labels",
+    "hand-written": "Detectors against the hand-written corpus (labelled naive / optimized / expert)",
+    "wild": "Detectors against real public kernels (corpus/wild, core properties)",
+}
+
+
 def evaluation_blocks(report: Report) -> list[Block]:
     ev = report.evaluation
     if ev is None:
         return []
     f = lambda x: "—" if x is None else f"{x:.2f}"  # noqa: E731
-    rows = [
-        [s.property, s.level, str(s.support), str(s.tp), str(s.fp), str(s.fn), f(s.precision), f(s.recall), f(s.f1)]
-        for s in ev.scores
-    ]
-    blocks: list[Block] = [
-        Heading(2, "Detectors against the corpus labels"),
-        Paragraph(
-            f"{ev.folders} labelled folders, {ev.kernels} kernels; macro-F1 over properties with support: "
-            f"{f(ev.macro_f1)}; {ev.skipped} labelled pairs skipped (not applicable / no finding)"
-        ),
-        Table(["Property", "Level", "Support", "TP", "FP", "FN", "Precision", "Recall", "F1"], rows, "Per property"),
-    ]
+    blocks: list[Block] = []
+    for part in ev.parts or [ev]:
+        rows = [
+            [s.property, s.level, str(s.support), str(s.tp), str(s.fp), str(s.fn), f(s.precision), f(s.recall), f(s.f1)]
+            for s in part.scores
+        ]
+        blocks += [
+            Heading(2, CORPUS_TITLES.get(part.corpus, CORPUS_TITLES["all"])),
+            Paragraph(
+                f"{part.folders} labelled folders, {part.kernels} kernels; macro-F1 over properties with support: "
+                f"{f(part.macro_f1)}; {part.skipped} labelled pairs skipped (not applicable / no finding)"
+            ),
+            Table(["Property", "Level", "Support", "TP", "FP", "FN", "Precision", "Recall", "F1"], rows, "Per property"),
+        ]
     if ev.layers is not None and ev.layers.scores:
         blocks += layer_blocks(ev.layers, f)
     if ev.misses:

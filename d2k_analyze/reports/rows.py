@@ -176,11 +176,12 @@ def eval_rows(report: Report) -> Iterator[dict[str, Any]]:
     ev = report.evaluation
     if ev is None:
         return
-    for s in ev.scores:
-        yield _row(
-            "eval_property", property=s.property, level=s.level, tp=s.tp, fp=s.fp, fn=s.fn, tn=s.tn,
-            support=s.support, precision=s.precision, recall=s.recall, f1=s.f1,
-        )
+    for part in ev.parts or [ev]:
+        for s in part.scores:
+            yield _row(
+                "eval_property", corpus=part.corpus, property=s.property, level=s.level, tp=s.tp, fp=s.fp, fn=s.fn, tn=s.tn,
+                support=s.support, precision=s.precision, recall=s.recall, f1=s.f1,
+            )
     if ev.layers is not None:
         for ls in ev.layers.scores:
             yield _row(

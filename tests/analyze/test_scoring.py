@@ -112,7 +112,9 @@ def states(**kinds: str) -> dict[str, PropertyState]:
         (dict(a="absent", b="absent"), "all", Verdict.ABSENT),
         (dict(a="present", b="absent", c="undecided"), "all", Verdict.PARTIAL),  # partial either way
         (dict(a="present", b="undecided"), "all", Verdict.NOT_ASSESSED),  # implemented or partial
-        (dict(a="absent", b="undecided"), "all", Verdict.NOT_ASSESSED),  # partial or absent
+        (dict(a="absent", b="undecided"), "all", Verdict.ABSENT),  # the defining property is missing
+        (dict(a="absent", b="present"), "all", Verdict.ABSENT),  # fp32 accumulation alone is no tensor-core MMA
+        (dict(a="undecided", b="absent"), "all", Verdict.NOT_ASSESSED),  # partial or absent
         (dict(a="undecided", b="undecided"), "all", Verdict.NOT_ASSESSED),
         (dict(a="present", b="undecided"), "any", Verdict.IMPLEMENTED),
         (dict(a="absent", b="absent"), "any", Verdict.ABSENT),
