@@ -35,8 +35,8 @@ def warp_keys(f) -> set[str]:
 def _warp_split(acc, keys: set[str]) -> bool:
     """The offset depends on the warp index, directly or through a quotient / remainder of it
     (warp row and warp column)."""
-    if keys & P.terms(acc.poly):
-        return True
+    if "warp" in keys & P.terms(acc.poly):
+        return True  # (``threadIdx.y`` used directly is a row per warp, one thread-tile row, not a warp tile)
     for k in P.terms(acc.poly):
         sub = P.opaque_expr(k) if k.startswith("~") else None
         if isinstance(sub, Op) and sub.op in ("/", "//", "%", "&", ">>") and keys & P.terms(P.poly(sub.args[0])):

@@ -84,7 +84,11 @@ class CudaLowering:
         if node is None:
             return []
         if node.type != "compound_statement":
-            return self.stmt(node)
+            lowered = self.stmt(node)
+            before = node.prev_sibling  # ``for (...)\n#pragma unroll\n for (...)``: a body without braces
+            if lowered and isinstance(lowered[0], Loop) and before is not None:
+                lowered[0].pragmas += self._pragmas_between(before.end_byte, node.start_byte)
+            return lowered
         out: list[Stmt] = []
         prev_end = node.start_byte
         for c in node.named_children:
@@ -164,8 +168,13 @@ class CudaLowering:
             return [s for c in n.named_children[1:] for s in self.stmt(c)]
         if t in ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif"):
             # conditional compilation inside a body: every live alternative counts (we cannot
-            # know the macros the build defines); `#if 0` regions are in ``dead``.
-            return [s for c in n.named_children if c.type not in ("identifier", "preproc_defined") and c is not n.child_by_field_name("condition") for s in self.stmt(c)]
+            # know the macros the build defines), except a branch whose condition is literally
+            # false (``#if 0``): only its ``#else`` / ``#elif`` alternative is compiled
+            cond = n.child_by_field_name("condition")
+            alternative = n.child_by_field_name("alternative")
+            if t in ("preproc_if", "preproc_elif") and cond is not None and text(cond).strip() in ("0", "false"):
+                return self.stmt(alternative) if alternative is not None else []
+            return [s for c in n.named_children if c.type not in ("identifier", "preproc_defined") and c is not cond for s in self.stmt(c)]
         if t == "gnu_asm_expression":
             return [self.asm(n)]
         if t == "function_definition":  # MACRO(args) { body }: a loop or scope macro the file does not define
@@ -204,7 +213,7 @@ class CudaLowering:
         body = n.child_by_field_name("body")
         if body is None or self.is_dead(body):
             return []
-        return self.stmt(body)
+        return self.block(body)
 
     def declaration(self, n: Node) -> list[Stmt]:
         quals = frozenset(

@@ -134,7 +134,7 @@ def cuda_units(parsed: ParsedSubmission, py_reach: set[str], has_python: bool, p
                 source=_unit_source([fn] + helpers), helpers=[h.name for h in helpers],
                 launched=fn.name in launched, launch_sites=launch_spans,
                 launch_constants=summarise(envs, [p for p, _ in fn.template_params]),
-                code_lines={ln for f, ln in facts.lines if f == src.file} if facts is not None else set(),
+                code_lines=({ln for f, ln in facts.lines if f == src.file} if facts is not None else set()) | _signature_lines(fn.node, src.line),
                 parse_warnings=warnings, ast=facts,
             )
         )
@@ -143,3 +143,11 @@ def cuda_units(parsed: ParsedSubmission, py_reach: set[str], has_python: bool, p
 
 def _unit_source(fns: list) -> str:
     return "\n\n".join(text(f.node) for f in fns)
+
+
+def _signature_lines(node, line_of) -> set[int]:
+    """The lines of a kernel's declaration (name, parameters) up to where its body opens: code,
+    though no statement runs on them."""
+    decl = node.child_by_field_name("declarator")  # name and parameter list, however many lines
+    last = decl.end_point[0] if decl is not None else node.start_point[0]
+    return {line_of(r) for r in range(node.start_point[0], last + 1)}

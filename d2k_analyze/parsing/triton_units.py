@@ -134,9 +134,17 @@ def triton_units(parsed: ParsedSubmission, py_reach: set[str], program=None, hos
                     source="\n\n".join([text(fn.node)] + [text(h.node) for _, h in helpers]),
                     helpers=[h.name for _, h in helpers], launched=launched, launch_sites=spans,
                     launch_constants=summarise(envs, fn.constexpr_params()),
-                    code_lines={ln for f, ln in facts.lines if f == py.file} if facts is not None else set(),
+                    code_lines=({ln for f, ln in facts.lines if f == py.file} if facts is not None else set())
+                    | _signature_lines(fn.node),
                     parse_warnings=[w for w in py.warnings if in_span(w, dec_start, end)]
                     + ([f"{py.file}:{dec_start}: internal error while building facts ({failure})"] if failure else []), ast=facts,
                 )
             )
     return units
+
+
+def _signature_lines(node) -> set[int]:
+    """The ``def`` line(s) of a kernel up to its body: code, though no statement runs on them."""
+    colon = next((c for c in node.children if c.type == ":"), None)  # the header ends at its colon
+    last = colon.start_point[0] if colon is not None else node.start_point[0]
+    return set(range(node.start_point[0] + 1, last + 2))

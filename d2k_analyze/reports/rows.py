@@ -41,7 +41,7 @@ SCHEMAS: dict[str, list[str]] = {
     "finding": KEYS + UNIT_KEYS + ["property", "status", "confidence", "sources", "evidence", "reason"],
     "judge": KEYS + ["kind", "via", "cached", "attempts", *JUDGE_USAGE],
     "discovery": KEYS + ["item", "level", "proposed", "final", "outcome"],
-    "eval_property": ["property", "level", *EVAL_COUNTS, "precision", "recall", "f1"],
+    "eval_property": ["corpus", "property", "level", *EVAL_COUNTS, "precision", "recall", "f1"],
     "eval_layer": ["property", "layer", *EVAL_COUNTS, "f1", "accuracy", "decided", "undecided"],
     "eval_miss": ["submission", "path", "unit", "file", "property", "label", "predicted", "evidence", "reason"],
 }
