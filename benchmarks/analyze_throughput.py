@@ -94,9 +94,6 @@ def distinct_files() -> tuple[Path, list[Path]]:
     tmp = Path(tempfile.mkdtemp(prefix="d2k-bench-throughput-"))
     for task, folder in bundled_submissions():
         shutil.copytree(folder, tmp / "corpus" / task / folder.name.replace("/", "_"), ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
-    wild = ROOT / "corpus" / "wild"
-    if wild.is_dir():
-        shutil.copytree(wild, tmp / "corpus" / "wild", ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
     return tmp, [f for f in (tmp / "corpus").rglob("*") if f.is_file() and f.suffix.lower() in SOURCE_SUFFIXES]
 
 

@@ -8,7 +8,7 @@ interpreter before a detector sees it.
 from __future__ import annotations
 
 from ..facts import poly as P
-from ..facts.expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, rewrite, short, walk
+from ..facts.expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, operators, rewrite, short, walk
 from ..facts.kernel import Access, Assignment, CallFact, KernelFacts, LoopFact
 
 EXP = frozenset({"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2", "expm1", "expm1f",
@@ -32,7 +32,7 @@ def is_exp(e: E) -> bool:
 
 
 def exps_in(e: E) -> list[Call]:
-    return [n for n in walk(e) if is_exp(n)]  # type: ignore[misc]
+    return [n for n in operators(e) if is_exp(n)]  # type: ignore[misc]
 
 
 def loads_in(f: KernelFacts, e: E) -> list[Access]:
@@ -318,6 +318,9 @@ def located(f: KernelFacts, e: E) -> E:
     """``e`` with every load replaced by the location it reads (object and offset), so that two
     reads of one location compare equal: statistics kept in memory through a pointer
     (``*mean += (x - *mean) / n``) are read by several loads of the same place."""
+    if not any(type(n) is Load for n in walk(e)):
+        return e
+
     def location(n: E) -> E:
         if isinstance(n, Load) and n.access < len(f.accesses):
             return Sym(f"at:{n.obj}:{P.show(f.accesses[n.access].poly)}")

@@ -22,7 +22,7 @@ from ..facts import poly as P
 from ..facts.expr import Call, Cast, Load, Op, atoms, flatten, walk
 from ..facts.ops import softmax
 from ._base import Rule, absent, present
-from ._queries import LOG, cell_of, defs_of, exps_in, is_call, stores_to
+from ._queries import LOG, cell_of, defs_of, exps_in, is_call, is_exp, stores_to
 from .online_softmax import rescale_exps
 
 RULE = Rule("split_kv")
@@ -115,6 +115,8 @@ def _strip(e):
 
 @RULE.both
 def detect(f):
+    if not any(is_exp(c.call) for c in f.calls) and not any(exps_in(a.new) for a in f.assigns):
+        return absent("no softmax statistics")
     if not softmax(f) and not _combine(f):
         return absent("no softmax statistics")
     stats = [a for a in f.accesses if a.space == "global" and a.kind == "store" and a.value is not None and _is_statistic(f, a.value)]

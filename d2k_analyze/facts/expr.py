@@ -141,22 +141,12 @@ ZERO = Num(0)
 ONE = Num(1)
 
 
+_CHILDREN: dict[type, Callable[[E], tuple[E, ...]]] = {}
+
+
 def children(e: E) -> tuple[E, ...]:
-    if isinstance(e, Op):
-        return e.args
-    if isinstance(e, Call):
-        return e.args + tuple(v for _, v in e.kw)
-    if isinstance(e, Index):
-        return (e.base,) + e.idx
-    if isinstance(e, (Attr,)):
-        return (e.base,)
-    if isinstance(e, Cast):
-        return (e.arg,)
-    if isinstance(e, Tup):
-        return e.items
-    if isinstance(e, Ptr):
-        return (e.off,)
-    return ()
+    get = _CHILDREN.get(type(e))
+    return get(e) if get is not None else ()
 
 
 def rewrite(e: E, fn: Callable[[E], E]) -> E:
@@ -178,22 +168,57 @@ def rewrite(e: E, fn: Callable[[E], E]) -> E:
     return fn(e)
 
 
-def walk(e: E) -> Iterator[E]:
-    """Pre-order walk of an expression tree."""
+_NODES: dict[int, tuple[E, tuple[E, ...]]] = {}
+_NODES_LIMIT = 100_000
+_ATOMS: dict[int, tuple[E, frozenset[str]]] = {}
+
+
+def nodes(e: E) -> tuple[E, ...]:
+    """Every node of ``e`` in pre-order, memoised per expression object: detectors ask many
+    questions of the same resolved values, and walking them once is most of the analysis time.
+    The memo holds the expression itself, so an id is never reused while it is cached."""
+    hit = _NODES.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    out: list[E] = []
     stack = [e]
+    get = _CHILDREN.get
     while stack:
         n = stack.pop()
-        yield n
-        stack.extend(reversed(children(n)))
+        out.append(n)
+        kids = get(type(n))
+        if kids is not None:
+            stack.extend(reversed(kids(n)))
+    if len(_NODES) >= _NODES_LIMIT:
+        _NODES.clear()
+    result = tuple(out)
+    _NODES[id(e)] = (e, result)
+    return result
+
+
+def walk(e: E) -> Iterator[E]:
+    """Pre-order walk of an expression tree."""
+    return iter(nodes(e))
+
+
+_OPERATORS: dict[int, tuple[E, tuple[E, ...]]] = {}
+
+
+def operators(e: E) -> tuple[E, ...]:
+    """The operator and call nodes of ``e`` (pre-order), memoised like :func:`nodes`: formula
+    recognisers only ever look at these."""
+    hit = _OPERATORS.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    result = tuple(n for n in nodes(e) if type(n) is Op or type(n) is Call)
+    if len(_OPERATORS) >= _NODES_LIMIT:
+        _OPERATORS.clear()
+    _OPERATORS[id(e)] = (e, result)
+    return result
 
 
 def size(e: E, cap: int = 10_000) -> int:
-    n = 0
-    for _ in walk(e):
-        n += 1
-        if n >= cap:
-            break
-    return n
+    return min(len(nodes(e)), cap)
 
 
 def any_node(e: E, pred: Callable[[E], bool]) -> bool:
@@ -216,6 +241,17 @@ SPACE_MARKERS = {"make_smem_ptr": "space:shared", "make_gmem_ptr": "space:global
 def atoms(e: E) -> frozenset[str]:
     """Every atom key ``e`` depends on: Sym keys and their deps, loads as ``load:<space>`` and
     ``obj#<n>``, pointers as ``obj#<n>``, CuTe-style pointer makers as ``space:<space>``."""
+    hit = _ATOMS.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    result = _atoms(e)
+    if len(_ATOMS) >= _NODES_LIMIT:
+        _ATOMS.clear()
+    _ATOMS[id(e)] = (e, result)
+    return result
+
+
+def _atoms(e: E) -> frozenset[str]:
     out: set[str] = set()
     for n in walk(e):
         if isinstance(n, Sym):
@@ -294,3 +330,14 @@ def show(e: E, depth: int = 0) -> str:
     if isinstance(e, Lambda):
         return "lambda"
     return type(e).__name__
+
+
+_CHILDREN.update({
+    Op: lambda e: e.args,
+    Call: lambda e: e.args + tuple(v for _, v in e.kw) if e.kw else e.args,
+    Index: lambda e: (e.base,) + e.idx,
+    Attr: lambda e: (e.base,),
+    Cast: lambda e: (e.arg,),
+    Tup: lambda e: e.items,
+    Ptr: lambda e: (e.off,),
+})

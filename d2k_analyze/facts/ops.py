@@ -9,7 +9,7 @@ whatever it is called. Each recogniser returns the places that show its operatio
 
 from __future__ import annotations
 
-from .expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, short, walk
+from .expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, operators, short, walk
 from .kernel import KernelFacts
 
 EXP = {"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2"}
@@ -76,7 +76,7 @@ def normalization(f: KernelFacts) -> list:
     """x · rsqrt(s + eps) or (x - mean) / sqrt(s + eps): a row statistic rescaling the data."""
     hits = []
     for rec, v in values(f):
-        for n in walk(v):
+        for n in operators(v):
             inv = None
             if _fn(n, RSQRT):
                 inv = n
@@ -108,7 +108,7 @@ def activations(f: KernelFacts) -> list:
     """SiLU / sigmoid, GELU (erf or tanh forms), tanh, ReLU / leaky ReLU, softplus."""
     hits = []
     for rec, v in values(f):
-        for n in walk(v):
+        for n in operators(v):
             if _sigmoid_of(n) is not None or _fn(n, TANH) or _fn(n, ERF) or _fn(n, {"gelu", "silu", "relu"}):
                 hits.append(rec)
                 break
@@ -146,7 +146,10 @@ def gated(f: KernelFacts) -> list:
     """act(a) · b with a and b read from different places (SwiGLU / GeGLU)."""
     hits = []
     for rec, v in values(f):
-        for n in walk(v):
+        ops = operators(v)
+        if not any(_is_activation_node(m) for m in ops):
+            continue  # no sigmoid / tanh / erf anywhere in this value
+        for n in ops:
             if not (isinstance(n, Op) and n.op == "*"):
                 continue
             fs = flatten("*", n)
@@ -162,6 +165,10 @@ def gated(f: KernelFacts) -> list:
     return hits
 
 
+def _is_activation_node(m: E) -> bool:
+    return _sigmoid_of(m) is not None or _fn(m, TANH) or _fn(m, ERF)
+
+
 def _different(f: KernelFacts, a: Load, b: Load) -> bool:
     if a.obj != b.obj:
         return True
@@ -172,7 +179,7 @@ def elementwise_add(f: KernelFacts) -> list:
     """x + y of two tensors read from different global objects (a residual or bias add)."""
     hits = []
     for rec, v in values(f):
-        for n in walk(v):
+        for n in operators(v):
             if isinstance(n, Op) and n.op == "+":
                 srcs = [_source_load(t) for t in n.args]
                 objs = {s.obj for s in srcs if s is not None and s.space == "global"}
@@ -197,7 +204,7 @@ def masking(f: KernelFacts) -> list:
     compares an index with a size is not a mask."""
     hits = []
     for rec, v in values(f):
-        for n in walk(v):
+        for n in operators(v):
             if isinstance(n, Op) and n.op == "?:" and any(isinstance(num(a), float) and (num(a) <= NEG_LARGE) for a in n.args[1:]):
                 if _positional(n.args[0]) or any(isinstance(m, Load) for m in walk(n.args[0])):
                     hits.append(rec)
@@ -261,10 +268,12 @@ def bias_add(f: KernelFacts) -> list:
     from ..detectors._queries import mac_updates
 
     results = {a.cell for a in mac_updates(f) if a.cell is not None}
-    results |= {a.cell for a in f.assigns if a.cell is not None and any(_fn(n, {"dot"}) for n in walk(a.new))}
+    results |= {a.cell for a in f.assigns if a.cell is not None and any(_fn(n, {"dot"}) for n in operators(a.new))}
+    if not results and not any(c.short == "dot" for c in f.calls):
+        return []  # no GEMM result to add a bias to
     hits = []
     for rec, v in values(f):
-        for n in walk(v):
+        for n in operators(v):
             if isinstance(n, Op) and n.op == "+" and len(n.args) >= 2:
                 accs = [t for t in n.args if _gemm_value(t, results)]
                 loads = [t for t in n.args if _source_load(t) is not None and _source_load(t).space == "global"]
@@ -290,7 +299,7 @@ def dequantize(f: KernelFacts) -> list:
     GEMM it saves writing the dequantised matrix."""
     hits = []
     for rec, v in values(f):
-        for n in walk(v):
+        for n in operators(v):
             if isinstance(n, Op) and n.op == "&" and len(n.args) == 2 and any(num(a) in NIBBLE_MASKS for a in n.args) and \
                     any(isinstance(m, Load) for a in n.args for m in walk(a)):
                 hits.append(rec)
