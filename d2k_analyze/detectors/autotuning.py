@@ -13,7 +13,7 @@ that launches the kernel and times it with CUDA events.
 A single config; offline tuning tables (JSON, YAML) read at run time.
 """
 
-from ..facts.expr import Call, short
+from ..facts.expr import Call
 from ._base import Rule, absent, present
 
 RULE = Rule("autotuning")
@@ -45,5 +45,4 @@ def cuda(f):
     names = f.host_names
     if {"cudaEventElapsedTime", "cudaEventRecord"} <= names and len(f.launches) >= 2:
         return present([lf.loc for lf in f.launches][:2], "host code times several launch configurations")
-    del short
     return absent("no run-time configuration sweep")

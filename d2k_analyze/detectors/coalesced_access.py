@@ -22,7 +22,7 @@ A block-stride loop (``i = tid; i < n; i += blockDim.x``): its lane coefficient 
 from ..facts import poly as P
 from ..facts.concrete import lane_offsets
 from ._base import Rule, absent, present
-from ._queries import loads_in, mac_sources, sources
+from ._queries import mac_sources, sources
 
 RULE = Rule("coalesced_access")
 

@@ -22,6 +22,7 @@ A grid-stride loop over a grid sized to the data (the host side decides).
 
 from ..facts import poly as P
 from ..facts.expr import Call, Op, TypeRef, atoms, num, short, walk
+from ..facts.kernel import LoopFact
 from ._base import Rule, absent, present
 
 RULE = Rule("persistent_kernel")
@@ -118,7 +119,8 @@ def detect(f):
     if not loops:
         return absent("one tile/row per block/program")
     host = sm_grid_launches(f)
-    if host or any(_param_step_from_sm(f, lp) or (lp.step is not None and _sm_sized(lp.step)) for lp in loops):
+    steps = [lp for lp in loops if isinstance(lp, LoopFact)]  # (a per-block share is an assignment)
+    if host or any(_param_step_from_sm(f, lp) or (lp.step is not None and _sm_sized(lp.step)) for lp in steps):
         return present([lf.loc for lf in host][:1] + loops[:2], "SM-sized grid and a loop over tiles/rows")
     if f.launches:
         return absent("loop over work units, but the grid is sized to the data", loops[:1])

@@ -19,7 +19,7 @@ back once, or as reduction scratch; arrays never read.
 from ..facts import poly as P
 from ..facts.expr import Load, atoms, walk
 from ._base import Rule, absent, not_applicable, present
-from ._queries import dots, loads_in, mac_sources, mma_calls, sources
+from ._queries import dots, mac_sources, mma_calls, sources
 
 RULE = Rule("smem_tiling")
 FRAGMENT_LOADS = ("load_matrix_sync", "ldmatrix", "copy", "load", "load_async", "mma_sync", "mma", "gemm", "wgmma")

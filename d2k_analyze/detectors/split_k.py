@@ -21,7 +21,7 @@ is stored per batch without atomics); atomics used for something else.
 from ..facts import poly as P
 from ..facts.expr import Num, atoms, walk
 from ._base import Rule, absent, present
-from ._queries import defs_of, gemm_loops, is_call, is_exp, loads_in, mac_updates, mma_calls, reduction_loop
+from ._queries import defs_of, gemm_loops, is_call, is_exp, mac_updates, mma_calls, reduction_loop
 
 RULE = Rule("split_k")
 

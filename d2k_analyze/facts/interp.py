@@ -26,7 +26,7 @@ from . import builtins
 from .expr import (ONE, ZERO, Attr, Call, Cast, E, Index, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef,
                    atoms, num, size, walk)
 from .ir import Asm, Assign, Decl, ExprStmt, Func, If, Loc, Loop, Pragma, Return, Stmt
-from .kernel import Access, AsmFact, Assignment, CallFact, KernelFacts, LoopFact, Obj
+from .kernel import Access, AsmFact, Assignment, KernelFacts, LoopFact, Obj
 from .types import base_type, size_of
 
 MAX_STATEMENTS = 40_000  # per kernel unit, inlined code included

@@ -84,7 +84,7 @@ def _sum(e: E) -> E:
 
 
 def triton_memory(interp, call: Call, loc: Loc) -> E | None:
-    fn, s, args = call.fn, short(call.fn), call.args
+    fn, args = call.fn, call.args
     if fn in ("tl.load", "tl._experimental_descriptor_load", "tl.load_tensor_descriptor") or (fn == ".load" and args):
         target = args[0] if args else call.kwarg("pointer")
         if target is None:

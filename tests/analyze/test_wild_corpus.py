@@ -56,9 +56,20 @@ def labels(catalogue):
 
 
 @pytest.fixture(scope="module")
-def evaluation(catalogue):
-    analyses = analyze_paths([WILD_ROOT], catalogue=catalogue)
+def analyses(catalogue):
+    return analyze_paths([WILD_ROOT], catalogue=catalogue)
+
+
+@pytest.fixture(scope="module")
+def evaluation(analyses, catalogue):
     return evaluate(analyses, [WILD_ROOT], catalogue)
+
+
+def test_no_internal_errors_on_real_code(analyses):
+    errors = [f"{a.name}/{ua.unit.name}/{p}: {f.reason}" for a in analyses for ua in a.units
+              for p, f in ua.findings.items() if f.error]
+    warnings = [w for a in analyses for ua in a.units for w in ua.unit.parse_warnings if "internal error" in w]
+    assert not errors and not warnings, (errors + warnings)[:10]
 
 
 def test_the_corpus_is_big_and_varied(labels):
