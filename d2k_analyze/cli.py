@@ -260,7 +260,7 @@ def run(args: argparse.Namespace, stderr, warn) -> int:
     jobs = pipeline.jobs_for(paths, task, root)
     if not jobs:
         raise UsageError(f"no submissions (.py/.cu/.cuh sources) found under {', '.join(map(str, paths))}")
-    no_task = [j for j in jobs if j.task is None]
+    no_task = [j for j in jobs if j.task is None and not _vendored(Path(j.path))]
     if no_task:
         warn(f"{plural(len(no_task), 'submission')} with no task (e.g. {no_task[0].path}): kernel properties only, "
              "no implementation score; put it under a folder named like its task or pass --task")
@@ -301,6 +301,14 @@ def run(args: argparse.Namespace, stderr, warn) -> int:
 
 
 # --- the LLM judge ----------------------------------------------------------------------------
+
+
+def _vendored(path: Path) -> bool:
+    """Public code vendored with its provenance record (``corpus/wild``): it has no task by
+    nature, so the no-task warning would only be noise."""
+    from d2k_spec.upstream import UPSTREAM_FILE
+
+    return any((parent / UPSTREAM_FILE).is_file() for parent in [path, *path.resolve().parents][:6])
 
 
 def judge_mode(args: argparse.Namespace) -> str:

@@ -220,3 +220,18 @@ def test_incomplete_analysis_exits_1_and_lists_each_problem_once(corpus, tmp_pat
     assert needle in err and "Traceback" not in err
     lines = [ln for ln in err.splitlines() if needle in ln]
     assert len(lines) == (1 if make != "huge" else 3) or make == "broken_task"
+
+
+def test_no_task_warning_is_for_the_users_folders_not_vendored_code(tmp_path, capsys):
+    kernel = "__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n"
+    mine = tmp_path / "experiments" / "try1"
+    mine.mkdir(parents=True)
+    (mine / "k.cu").write_text(kernel)
+    vendored = tmp_path / "third_party" / "someone__kernels"
+    (vendored / "lib").mkdir(parents=True)
+    (vendored / "UPSTREAM.toml").write_text('repo = "someone/kernels"\n')
+    (vendored / "lib" / "k.cu").write_text(kernel)
+    assert cli.main([str(vendored / "lib"), "--no-compiled", "--jobs", "1"]) == 0
+    assert "with no task" not in capsys.readouterr().err
+    assert cli.main([str(mine), "--no-compiled", "--jobs", "1"]) == 0
+    assert "with no task" in capsys.readouterr().err

@@ -235,6 +235,15 @@ def test_real_compile_is_cached(tmp_path, monkeypatch):
 
 
 @needs_nvcc
+def test_a_library_header_that_is_not_installed_skips_the_unit(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "k.cu").write_text('#include "some_vendor/tiles.cuh"\n' + KERNEL)
+    units, _ = translation_units([tmp_path / "k.cu"])
+    (result,) = compile_all(units, find_toolchain(), jobs=1)
+    assert result.status == "skipped" and "some_vendor/tiles.cuh" in result.message, result.message
+
+
+@needs_nvcc
 def test_arch_specific_instructions_retry_on_sm90a(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     tu = TranslationUnit(str(tmp_path / "w.cu"), '__global__ void w(float* p) { asm volatile("wgmma.fence.sync.aligned;"); p[0] = 1; }\n')
