@@ -3,7 +3,8 @@
 ## What it means
 ``wmma`` / ``mma.sync`` / ``wgmma`` / ``tcgen05.mma`` (directly, through CuTe/CUTLASS MMA atoms or
 ThunderKittens ``mma`` calls), or a live Triton ``tl.dot`` / ``tl.dot_scaled`` except an fp32
-``tl.dot`` forced to ``input_precision="ieee"`` (which runs on FMA units).
+``tl.dot`` forced to ``input_precision="ieee"`` (which runs on FMA units; the setting is moot,
+and tensor cores are used, when both operands are bf16 / fp16 / fp8 / int8).
 
 ## How it is detected
 Library MMA calls and PTX MMA mnemonics in live code; for Triton, ``tl.dot`` calls whose
@@ -15,7 +16,7 @@ An MMA in an unlaunched or constexpr-dead branch (never reached by the interpret
 included but never called.
 """
 
-from ..facts.expr import Num, Str
+from ..facts.expr import Cast, Load, Num, Str, walk
 from ._base import Rule, Signature, absent, present
 from ._queries import dots, mma_calls
 
@@ -36,6 +37,22 @@ def cuda(f):
     return absent("no wmma / mma.sync / wgmma / tcgen05 in live code")
 
 
+LOW_PRECISION = ("bfloat16", "float16", "float8", "int8")
+
+
+def _low_precision_operands(f, call) -> bool:
+    """Both operands read as 16-bit or narrower types: the fp32-only ``ieee`` setting is moot."""
+    args = call.call.args[:2]
+    if len(args) < 2:
+        return False
+
+    def narrow(e) -> bool:
+        casts = [n.type for n in walk(e) if isinstance(n, Cast)]
+        loads = [f.accesses[n.access].elem for n in walk(e) if isinstance(n, Load) and n.access < len(f.accesses)]
+        return any(t in x for x in casts[:1] + loads for t in LOW_PRECISION)
+    return all(narrow(a) for a in args)
+
+
 def _ieee(call) -> bool:
     prec = call.call.kwarg("input_precision")
     if isinstance(prec, Str) and prec.v == "ieee":
@@ -47,7 +64,7 @@ def _ieee(call) -> bool:
 @RULE.triton
 def triton(f):
     calls = dots(f)
-    live = [c for c in calls if not _ieee(c)]
+    live = [c for c in calls if not _ieee(c) or _low_precision_operands(f, c)]
     if live:
         return present(live, "live tl.dot (tensor cores)")
     if calls:

@@ -483,6 +483,8 @@ def _dtype_text(e: E) -> str:
         return e.key[4:]
     if isinstance(e, Attr):
         return e.name
+    if isinstance(e, Call) and short(e.fn) == "pointer_type" and e.args:
+        return f"pointer_type({_dtype_text(e.args[0])})"  # tl.pointer_type(tl.bfloat16)
     return repr(e)[:40]
 
 

@@ -43,13 +43,22 @@ def decompose(interp, ptr: E) -> tuple[Ptr | None, str]:
             rest = P.add(p, P.term(key), -1)
             return Ptr(_param_object(interp, key), "", _from_poly(rest), ()), "tl"
     if _loaded_pointer(ptr):  # a pointer loaded from memory: ``tl.load(ptrs + g).to(tl.pointer_type(T))``
-        return Ptr(interp.implicit_object(ptr).obj, "", Num(0), ()), "tl"
+        return Ptr(interp.implicit_object(ptr).obj, _pointee(ptr), Num(0), ()), "tl"
     if isinstance(ptr, Op) and ptr.op == "+":
         bases = [a for a in ptr.args if _loaded_pointer(a)]
         if len(bases) == 1:
             rest = [a for a in ptr.args if a is not bases[0]]
-            return Ptr(interp.implicit_object(bases[0]).obj, "", rest[0] if len(rest) == 1 else Op("+", tuple(rest)), ()), "tl"
+            return Ptr(interp.implicit_object(bases[0]).obj, _pointee(bases[0]), rest[0] if len(rest) == 1 else Op("+", tuple(rest)), ()), "tl"
     return None, "unknown"
+
+
+TRITON_DTYPES = ("bfloat16", "float16", "float8e4nv", "float8e5", "float8_e4m3fn", "float8_e5m2", "float32", "float64", "int8")
+
+
+def _pointee(e: E) -> str:
+    """The element type a ``tl.pointer_type(T)`` cast names ("" when it cannot be read)."""
+    text = e.type if isinstance(e, Cast) else repr(e)
+    return next((f"tl.{t}" for t in TRITON_DTYPES if t in text), "")
 
 
 def _loaded_pointer(e: E | None) -> bool:
