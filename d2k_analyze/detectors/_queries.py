@@ -326,3 +326,15 @@ def located(f: KernelFacts, e: E) -> E:
             return Sym(f"at:{n.obj}:{P.show(f.accesses[n.access].poly)}")
         return n
     return rewrite(e, location)
+
+
+def with_enclosing(f: KernelFacts, ids: list[int]) -> list[int]:
+    """Loops and every loop around them: an MMA's innermost loop walks the k-steps of a shared
+    tile while the loop that loads from global memory (the one a split or a causal bound
+    restricts) encloses it."""
+    out: list[int] = []
+    for lid in ids:
+        while lid is not None and lid not in out:
+            out.append(lid)
+            lid = f.loops[lid].parent
+    return out

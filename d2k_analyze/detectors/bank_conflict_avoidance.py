@@ -52,7 +52,6 @@ def _xor_or_skew(e) -> bool:
     return False
 
 
-COMPILE_TIME = ("tparam#", "cexpr#", "lib:")
 MOVING = ("tid.", "lane", "warp", "iter#", "ivar#")
 
 
@@ -66,7 +65,7 @@ def _symbolic_pad(poly) -> bool:
         c = P.coeff(poly, key)
         const = P.constant_of(tuple((m, v) for m, v in c if m == ()))
         rest = [m for m, _ in c if m != ()]
-        if const is not None and 0 < const <= 16 and len(rest) == 1 and all(k.startswith(COMPILE_TIME) for k in rest[0]):
+        if const is not None and 0 < const <= 16 and len(rest) == 1 and all(k.startswith(P.COMPILE_TIME) for k in rest[0]):
             return True
     return False
 

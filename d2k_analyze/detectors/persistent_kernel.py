@@ -30,7 +30,8 @@ SM_COUNTS = {132, 148, 114, 108, 80, 84, 144, 160, 170, 188, 78, 46, 68, 82, 58,
 SM_ATOMS = ("sm_count", "occupancy")
 
 
-def _sm_sized(e) -> bool:
+def sm_sized(e) -> bool:
+    """A value sized from the machine: an SM-count query, an occupancy result, a known SM count."""
     keys = atoms(e)
     return any(k in SM_ATOMS for k in keys) or num(e) in SM_COUNTS or _machine_query(e)
 
@@ -44,7 +45,7 @@ def _machine_query(e) -> bool:
 
 
 def sm_grid_launches(f) -> list:
-    return [lf for lf in f.launches if any(_sm_sized(g) for g in lf.grid)]
+    return [lf for lf in f.launches if any(sm_sized(g) for g in lf.grid)]
 
 
 def work_loops(f) -> list:
@@ -55,7 +56,7 @@ def work_loops(f) -> list:
         start = atoms(lp.init) if lp.init is not None else frozenset()
         step = atoms(lp.step) if lp.step is not None else frozenset()
         by_grid = any(k.startswith(("gdim.", "nprog.", "param#", "cexpr#")) for k in step)
-        if any(k.startswith(("bid.", "pid.")) for k in start) and (by_grid or (lp.step is not None and _sm_sized(lp.step))):
+        if any(k.startswith(("bid.", "pid.")) for k in start) and (by_grid or (lp.step is not None and sm_sized(lp.step))):
             out.append(lp)
     for a in f.accesses:
         if a.kind == "atomic" and a.loops and not a.guards:
@@ -108,7 +109,7 @@ def _param_step_from_sm(f, lp) -> bool:
         if k.startswith(("param#", "cexpr#")):
             i = int(k.split("#")[1])
             for lf in f.launches:
-                if i < len(lf.bound) and lf.bound[i] is not None and _sm_sized(lf.bound[i]):
+                if i < len(lf.bound) and lf.bound[i] is not None and sm_sized(lf.bound[i]):
                     return True
     return False
 
@@ -120,7 +121,7 @@ def detect(f):
         return absent("one tile/row per block/program")
     host = sm_grid_launches(f)
     steps = [lp for lp in loops if isinstance(lp, LoopFact)]  # (a per-block share is an assignment)
-    if host or any(_param_step_from_sm(f, lp) or (lp.step is not None and _sm_sized(lp.step)) for lp in steps):
+    if host or any(_param_step_from_sm(f, lp) or (lp.step is not None and sm_sized(lp.step)) for lp in steps):
         return present([lf.loc for lf in host][:1] + loops[:2], "SM-sized grid and a loop over tiles/rows")
     if f.launches:
         return absent("loop over work units, but the grid is sized to the data", loops[:1])

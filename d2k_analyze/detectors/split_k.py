@@ -21,7 +21,7 @@ is stored per batch without atomics); atomics used for something else.
 from ..facts import poly as P
 from ..facts.expr import Num, atoms, walk
 from ._base import Rule, absent, present
-from ._queries import defs_of, gemm_loops, is_call, is_exp, mac_updates, mma_calls, reduction_loop
+from ._queries import defs_of, gemm_loops, with_enclosing, is_call, is_exp, mac_updates, mma_calls, reduction_loop
 
 RULE = Rule("split_k")
 
@@ -65,7 +65,7 @@ def _k_slice_atoms(f, lid: int) -> set[str]:
             k_coeff = P.coeff(a.poly, it) or _carried_step(f, a.poly, lid)
             for g in _grid(atoms(a.off)) | _grid_terms(a.poly):
                 g_coeff = P.coeff(a.poly, g)
-                if k_coeff and g_coeff and (_proportional(g_coeff, k_coeff) or _divides(g_coeff, k_coeff)):
+                if k_coeff and g_coeff and (_proportional(g_coeff, k_coeff) or bool(P.quotient(k_coeff, g_coeff))):
                     here.add(g)
                 elif not g_coeff:
                     there.add(g)  # ``(pid_k * BK + offs) // 8`` for packed int4 weights
@@ -101,20 +101,6 @@ def _proportional(a: P.Poly, b: P.Poly) -> bool:
     return bool(ta & tb)
 
 
-def _divides(a: P.Poly, b: P.Poly) -> bool:
-    """Single-term ``a`` divides single-term ``b`` (``32`` and ``32 * split_iters``): the grid index
-    picks a K step inside the stride the loop advances by (interleaved K slices)."""
-    if len(a) != 1 or len(b) != 1:
-        return False
-    (ma, _), (mb, _) = a[0], b[0]
-    rest = list(mb)
-    for k in ma:
-        if k not in rest:
-            return False
-        rest.remove(k)
-    return bool(rest)
-
-
 def _one_split(f, atom: str) -> bool:
     """Every launch gives the slicing grid axis one block/program: no split."""
     if not atom.startswith(("bid.", "pid.")):
@@ -135,21 +121,9 @@ def _reduces(f, lid: int) -> bool:
                for a in f.assigns)
 
 
-def _with_enclosing(f, ids: list[int]) -> list[int]:
-    """GEMM loops and the loops around them: an MMA's innermost loop walks the k-steps of a
-    shared-memory tile while the loop that loads from global memory (the one a split slices)
-    encloses it."""
-    out: list[int] = []
-    for lid in ids:
-        while lid is not None and lid not in out:
-            out.append(lid)
-            lid = f.loops[lid].parent
-    return out
-
-
 @RULE.both
 def detect(f):
-    for lid in _with_enclosing(f, gemm_loops(f)):
+    for lid in with_enclosing(f, gemm_loops(f)):
         if not _reduces(f, lid):
             continue
         if any(lid in c.loops and is_exp(c.call) for c in f.calls):

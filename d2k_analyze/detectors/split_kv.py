@@ -74,14 +74,8 @@ def _same_axis(g: P.Poly, it: P.Poly, extent) -> bool:
     gc, ic = P.constant_of(g), P.constant_of(it)
     if gc is not None and ic is not None:
         return ic != 0 and gc > 0 and gc % ic == 0
-    if len(g) != 1 or len(it) != 1:
-        return False
-    rest = list(g[0][0])
-    for k in it[0][0]:
-        if k not in rest:
-            return False
-        rest.remove(k)
-    return bool(rest) and all(k.startswith(("cexpr#", "tparam#", "lib:")) or k in extent for k in rest)
+    rest = P.quotient(g, it)
+    return bool(rest) and all(k.startswith(P.COMPILE_TIME) or k in extent for k in rest)
 
 
 def _combine(f) -> list:

@@ -17,9 +17,8 @@ A fixed split-K factor; a persistent loop over whole tiles (its K loop runs over
 
 from ..facts.expr import atoms
 from ._base import Rule, absent, present
-from ._queries import expand, gemm_loops
-from .persistent_kernel import _sm_sized
-from .split_k import _with_enclosing
+from ._queries import expand, gemm_loops, with_enclosing
+from .persistent_kernel import sm_sized
 
 RULE = Rule("stream_k")
 
@@ -39,14 +38,14 @@ def _grid_sized(f, keys: set[str]) -> bool:
     for k in keys:  # a parameter that every launch sets from the SM count
         if k.startswith(("param#", "cexpr#")):
             i = int(k.split("#")[1].split("@")[0].split(".")[0])
-            if f.launches and all(i < len(lf.bound) and lf.bound[i] is not None and _sm_sized(lf.bound[i]) for lf in f.launches):
+            if f.launches and all(i < len(lf.bound) and lf.bound[i] is not None and sm_sized(lf.bound[i]) for lf in f.launches):
                 return True
     return False
 
 
 @RULE.both
 def detect(f):
-    for lid in _with_enclosing(f, gemm_loops(f)):
+    for lid in with_enclosing(f, gemm_loops(f)):
         lp = f.loops[lid]
         keys = _bound_keys(f, lp)
         if any(k.startswith(("bid.", "pid.")) for k in keys) and _grid_sized(f, keys):

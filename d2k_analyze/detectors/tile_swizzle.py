@@ -50,15 +50,8 @@ def _grid_kind(key: str, tile_iters) -> tuple[str, str] | None:
 def _static_ratio(a: P.Poly, b: P.Poly) -> bool:
     """``a`` and ``b`` differ by a compile-time factor (``BM * G`` and ``BM``): the two terms move
     the same tile coordinate. Strides of different coordinates differ by a runtime size."""
-    if len(a) != 1 or len(b) != 1:
-        return False
-    (ma, _), (mb, _) = a[0], b[0]
-    small, large = (list(ma), list(mb)) if len(ma) <= len(mb) else (list(mb), list(ma))
-    for k in small:
-        if k not in large:
-            return False
-        large.remove(k)
-    return all(k.startswith(("cexpr#", "tparam#", "lib:")) for k in large)
+    rest = P.quotient(a, b) if len(a) == 1 and len(b) == 1 and len(a[0][0]) >= len(b[0][0]) else P.quotient(b, a)
+    return rest is not None and all(k.startswith(P.COMPILE_TIME) for k in rest)
 
 
 def _remapped(value, tile_iters) -> bool:

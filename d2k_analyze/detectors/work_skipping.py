@@ -20,8 +20,7 @@ from memory with direct key addressing); a split of the key range across the gri
 
 from ..facts.expr import Load, atoms, walk
 from ._base import Rule, absent, present
-from ._queries import exps_in, gemm_loops, mac_updates, reduction_loop
-from .split_k import _with_enclosing
+from ._queries import exps_in, gemm_loops, mac_updates, reduction_loop, with_enclosing
 
 RULE = Rule("work_skipping")
 GRID = ("bid.", "pid.")
@@ -64,7 +63,7 @@ def detect(f):
     for c in f.calls:
         if exps_in(c.call):
             reducing |= set(c.loops)
-    reducing = set(_with_enclosing(f, sorted(reducing)))  # the key-block loop around the work
+    reducing = set(with_enclosing(f, sorted(reducing)))  # the key-block loop around the work
     hits = []
     for lid in sorted(reducing):
         lp = f.loops[lid]

@@ -714,6 +714,14 @@ class Interp:
             return self.inline(fn, list(e.args), loc, targs=e.targs)
         if self.p.is_struct(e.fn):
             return TypeRef("struct:" + e.fn)  # functor construction: Op()
+        if self.lang != "cuda" and "." not in e.fn and e.fn in getattr(self.p, "module_assigns", {}):
+            # ``rsqrt = find_op("rsqrt")`` at module level: the callee is whatever that value is,
+            # never the library function the variable happens to be named after
+            target = self.name(e.fn, loc)
+            if isinstance(target, (Lambda, TypeRef)) or (isinstance(target, Sym) and target.key.startswith("lib:")):
+                return self.call_value(target, list(e.args), loc, e)
+            vals = [self.ev(a, loc) for a in e.args]
+            return Sym(f"opaque#{loc.line}", frozenset().union(*(atoms(v) for v in vals)) if vals else frozenset())
         return builtins.library_call(self, e, loc)
 
     def call_value(self, target: E, args: list[E], loc: Loc, e: Call) -> E:

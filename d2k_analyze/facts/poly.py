@@ -166,6 +166,23 @@ def coeff(p: Poly, key: str) -> Poly:
     return _norm(d)
 
 
+def quotient(a: Poly, b: Poly) -> tuple[str, ...] | None:
+    """The atoms single-term ``a`` has beyond single-term ``b`` when ``b``'s atoms all occur in
+    ``a`` (``BM·G`` over ``BM`` -> ``(G,)``); None when either is not one term or ``b`` does not
+    divide ``a``. Constant factors are ignored: strides are compared by what they are made of."""
+    if len(a) != 1 or len(b) != 1:
+        return None
+    rest = list(a[0][0])
+    for k in b[0][0]:
+        if k not in rest:
+            return None
+        rest.remove(k)
+    return tuple(rest)
+
+
+COMPILE_TIME = ("cexpr#", "tparam#", "lib:")  # atoms fixed when the kernel is compiled
+
+
 def terms(p: Poly) -> set[str]:
     return {k for m, _ in p for k in m}
 
@@ -202,6 +219,6 @@ def pointer_offset(e: E) -> Poly | None:
 
 
 __all__ = [
-    "Poly", "add", "coeff", "const", "constant_of", "mentions", "mul", "opaque_expr", "opaque_key",
+    "COMPILE_TIME", "Poly", "add", "coeff", "const", "constant_of", "mentions", "mul", "opaque_expr", "opaque_key", "quotient",
     "poly", "pointer_offset", "show", "term", "terms", "Load",
 ]
