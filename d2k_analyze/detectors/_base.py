@@ -45,12 +45,18 @@ class Signature:
     ``refutes``: without a match in the kernel's compiled code, a syntax PRESENT is wrong (the
     property cannot be live without its instruction). ``upgrades``: a match *is* the property, so
     it lifts a medium/low-confidence ABSENT or NOT_APPLICABLE to PRESENT. Otherwise the match is
-    recorded as evidence only."""
+    recorded as evidence only.
+
+    ``triton`` reads the property off what ``triton.compile`` emitted for a Triton kernel (a
+    :class:`~d2k_analyze.compiled.ttgir.TritonIR`, TTGIR and PTX): a
+    :class:`~d2k_analyze.compiled.ttgir.Reading` that says present, absent or cannot tell, with
+    the lines that show it. When the Triton layer ran, a decided reading is the verdict."""
 
     ptx: str | None = None
     sass: str | None = None
     refutes: bool = False
     upgrades: bool = False
+    triton: Callable | None = None
 
 
 REGISTRY: dict[str, "Rule"] = {}

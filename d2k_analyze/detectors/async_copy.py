@@ -16,10 +16,12 @@ Triton: descriptor loads, else the
 ``cp.async.bulk`` used only for stores; a ``__pipeline_memcpy_async`` in dead code.
 """
 
+from ..compiled.ttgir import by_instruction
 from ._base import Rule, Signature, absent, present
 from ._queries import stages_decision
 
-RULE = Rule("async_copy", Signature(ptx=r"\bcp\.async\S*", sass=r"\b(?:LDGSTS|UTMALDG|UBLKCP)\S*", refutes=True, upgrades=True))
+RULE = Rule("async_copy", Signature(ptx=r"\bcp\.async\S*", sass=r"\b(?:LDGSTS|UTMALDG|UBLKCP)\S*", refutes=True, upgrades=True,
+                                    triton=by_instruction(r"\bcp\.async\.(?:ca|cg|bulk)\S*")))  # cp.async or a TMA bulk copy
 COPY_ATOMS = ("SM80_CP_ASYNC", "SM90_TMA_LOAD", "SM90_BULK_COPY", "SM100_TMA", "tma.load_async", "tma::load_async", "load_async")
 
 

@@ -16,11 +16,32 @@ A padded array that is never read or written (it earns nothing); a conflict-free
 chosen without padding or swizzle.
 """
 
+import re
+
+from ..compiled.ttgir import Reading, TritonIR
 from ..facts import poly as P
 from ..facts.expr import Op, atoms, num, walk
-from ._base import Rule, absent, present
+from ._base import Rule, Signature, absent, present
 
-RULE = Rule("bank_conflict_avoidance")
+def _swizzled(encoding: str) -> bool:
+    width = re.search(r"swizzlingByteWidth = (\d+)", encoding)
+    phase = re.search(r"maxPhase = (\d+)", encoding)
+    return "padded_shared" in encoding or bool(width and int(width.group(1)) > 0) or bool(phase and int(phase.group(1)) > 1)
+
+
+def _compiled(ir: TritonIR) -> Reading:
+    """Triton: the shared encodings of the staged tiles (128-byte NVMMA swizzle, XOR swizzle with
+    maxPhase > 1, padding); barrier words (i64) are not tiles."""
+    tiles = [b for b in ir.buffers if b.element != "i64"]
+    if not tiles:
+        return Reading(None, (), "nothing is staged in shared memory")
+    swizzled = [b for b in tiles if _swizzled(b.encoding)]
+    if swizzled:
+        return Reading(True, tuple(dict.fromkeys(b.encoding for b in swizzled))[:2], "staged tiles use a swizzled or padded layout")
+    return Reading(False, tuple(dict.fromkeys(b.encoding for b in tiles))[:2], "staged tiles use a plain (unswizzled) layout")
+
+
+RULE = Rule("bank_conflict_avoidance", Signature(triton=_compiled))
 SWIZZLE_NAMES = ("Swizzle", "CU_TENSOR_MAP_SWIZZLE_128B", "CU_TENSOR_MAP_SWIZZLE_64B", "CU_TENSOR_MAP_SWIZZLE_32B", "SWIZZLE_128B", "SWIZZLE_64B",
                  "SWIZZLE_32B", "GMMA.Layout_K_SW128", "Layout_K_SW", "Layout_MN_SW", "swizzle_128B", "kSwizzle128B")
 

@@ -18,11 +18,29 @@ Warp-only reductions, a serial loop by one thread, shared-memory atomics; Triton
 
 from ..facts import poly as P
 from ..facts.expr import Load, atoms, walk
-from ._base import Rule, absent, not_applicable, present
+from ..compiled.ttgir import Reading, TritonIR
+from ._base import Rule, Signature, absent, not_applicable, present
 from ._queries import SHUFFLES, is_call, loads_in, triton_reductions
 from .warp_shuffle_reduction import shuffle_reductions
 
-RULE = Rule("block_reduction")
+def _compiled(ir: TritonIR) -> Reading:
+    """Triton: a tt.reduce whose operand layout spreads the reduced axis over several warps
+    (warpsPerCTA[axis] > 1) is finished across warps through shared memory."""
+    reduces = ir.reduces()
+    if not reduces:
+        return Reading(None, (), "no tt.reduce")
+    layouts = [(axis, b) for axis, b in reduces if b is not None and axis < len(b.warps_per_cta)]
+    across = [(axis, b) for axis, b in layouts if b.warps_per_cta[axis] > 1]
+    line = ir.lines(r'"tt\.reduce"', "ttgir", 1)
+    if across:
+        axis, b = across[0]
+        return Reading(True, line, f"axis {axis} spans {b.warps_per_cta[axis]} warps (warpsPerCTA = {list(b.warps_per_cta)})")
+    if len(layouts) == len(reduces):
+        return Reading(False, line, "every reduced axis lies within one warp")
+    return Reading(None, (), "a reduced operand's layout could not be read")
+
+
+RULE = Rule("block_reduction", Signature(triton=_compiled))
 
 
 def _tree_steps(f) -> list:

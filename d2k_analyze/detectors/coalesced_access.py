@@ -21,10 +21,25 @@ A block-stride loop (``i = tid; i < n; i += blockDim.x``): its lane coefficient 
 
 from ..facts import poly as P
 from ..facts.concrete import lane_offsets
-from ._base import Rule, absent, present
+from ..compiled.ttgir import Reading, TritonIR
+from ._base import Rule, Signature, absent, present
 from ._queries import mac_sources, sources
 
-RULE = Rule("coalesced_access")
+def _compiled(ir: TritonIR) -> Reading:
+    """Triton: the coalescing pass orders each load layout by the contiguity it proved; when the
+    loads are also vectorized (contiguity > 1) and adjacent lanes walk that fastest dimension,
+    adjacent threads touch adjacent addresses. Scalar loads leave it undecided."""
+    layouts = ir.load_layouts()
+    vector = ir.lines(r"\bld\.global(?:\.[\w:]+)*?\.v[248]\.\w+")
+    if not layouts or not vector:
+        return Reading(None, (), "no vectorized pointer loads to read the access pattern from")
+    along = [b for b in layouts if b.order and b.threads_per_warp[b.order[0]] > 1]
+    if len(along) == len(layouts):
+        return Reading(True, vector[:1] + ir.lines(r"#ttg\.blocked<", "ttgir", 1), "lanes walk the contiguous dimension of every load")
+    return Reading(None, (), "some loads put adjacent lanes on a strided dimension")
+
+
+RULE = Rule("coalesced_access", Signature(triton=_compiled))
 
 
 def _classify(acc) -> str:

@@ -21,11 +21,24 @@ import re
 
 from ..facts import poly as P
 from ..facts.expr import Op, Sym, atoms, num, walk
-from ._base import Rule, absent, present
+from ..compiled.ttgir import Reading, TritonIR, has_loop
+from ._base import Rule, Signature, absent, present
 from ._queries import cell_of, defs_of, stages_decision
 from .smem_tiling import filled_from_global
 
-RULE = Rule("multistage_pipeline")
+def _compiled(ir: TritonIR) -> Reading:
+    """Triton: the stages actually in flight, the depth of the shared-memory ring the software
+    pipeliner built for the loop (``!ttg.memdesc<3x128x64xbf16>`` indexed per stage)."""
+    rings = ir.rings()
+    depth = max((d for d, _ in rings), default=0)
+    if depth >= 2:
+        return Reading(True, tuple(dict.fromkeys(line for d, line in rings if d == depth))[:1], f"{depth} stages in flight")
+    if not has_loop(ir):
+        return Reading(False, (), "no loop to pipeline")
+    return Reading(False, (), "the loop is not multi-buffered (1 stage)")
+
+
+RULE = Rule("multistage_pipeline", Signature(triton=_compiled))
 
 
 def _selectors(f, off) -> set[str]:

@@ -18,10 +18,23 @@ back once, or as reduction scratch; arrays never read.
 
 from ..facts import poly as P
 from ..facts.expr import Load, atoms, walk
-from ._base import Rule, absent, not_applicable, present
+from ..compiled.ttgir import Reading, TritonIR
+from ._base import Rule, Signature, absent, not_applicable, present
 from ._queries import dots, mac_sources, mma_calls, sources
 
-RULE = Rule("smem_tiling")
+def _compiled(ir: TritonIR) -> Reading:
+    """Triton with tl.dot: the dot's operand tiles are staged in shared memory (``ttg.local_alloc``
+    of a tile that wgmma / tcgen05 / ldmatrix then read)."""
+    dots = ir.dot_ops()
+    if not dots:
+        return Reading(None, (), "no dot")
+    tiles = ir.lines(r"ttg\.local_alloc\b[^\n]*!ttg\.memdesc<\d+x\d+x(?!i64)", "ttgir", 2)
+    if tiles:
+        return Reading(True, tiles + dots[:1], "dot operands staged in shared memory")
+    return Reading(False, dots[:1], "dot operands stay in registers")
+
+
+RULE = Rule("smem_tiling", Signature(triton=_compiled))
 FRAGMENT_LOADS = ("load_matrix_sync", "ldmatrix", "copy", "load", "load_async", "mma_sync", "mma", "gemm", "wgmma")
 TILE_COPIES = ("copy", "cp_async", "copy_if")
 

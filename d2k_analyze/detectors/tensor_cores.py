@@ -17,12 +17,14 @@ included but never called.
 """
 
 from ..facts.expr import Cast, Load, Num, Str, walk
+from ..compiled.ttgir import by_instruction
 from ._base import Rule, Signature, absent, present
 from ._queries import dots, mma_calls
 
+PTX = r"\b(?:wmma\.mma|mma\.sync|mma\.sp|wgmma\.mma_async|tcgen05\.mma)\S*"
 RULE = Rule("tensor_cores", Signature(
-    ptx=r"\b(?:wmma\.mma|mma\.sync|mma\.sp|wgmma\.mma_async|tcgen05\.mma)\S*",
-    sass=r"\b(?:HMMA|HGMMA|IMMA|IGMMA|QGMMA|DMMA|BMMA|UTC\w*MMA)\S*", refutes=True, upgrades=True))
+    ptx=PTX, sass=r"\b(?:HMMA|HGMMA|IMMA|IGMMA|QGMMA|DMMA|BMMA|UTC\w*MMA)\S*", refutes=True, upgrades=True,
+    triton=by_instruction(PTX)))  # wgmma (sm_90), tcgen05.mma (sm_100), mma.sync
 ATOM_HINTS = ("SM80_16x8x", "SM90_64x", "SM90_", "SM100_", "GMMA", "UMMA", "MMA_Atom", "make_tiled_mma", "TiledMMA", "SM75_16x8x", "SM70_8x8x")
 
 

@@ -13,9 +13,12 @@ Bulk-tensor PTX or TMA library calls in live code; Triton accesses recorded with
 Block pointers (``tl.make_block_ptr``) and descriptors whose data still goes through pointers.
 """
 
+from ..compiled.ttgir import by_instruction
 from ._base import Rule, Signature, absent, present
 
-RULE = Rule("tma", Signature(ptx=r"\bcp(?:\.reduce)?\.async\.bulk\.tensor\S*", sass=r"\b(?:UTMALDG|UTMASTG|UTMAREDG|UTMAPF)\S*", refutes=True, upgrades=True))
+PTX = r"\bcp(?:\.reduce)?\.async\.bulk\.tensor\S*"
+RULE = Rule("tma", Signature(ptx=PTX, sass=r"\b(?:UTMALDG|UTMASTG|UTMAREDG|UTMAPF)\S*", refutes=True, upgrades=True,
+                             triton=by_instruction(PTX)))
 TMA_NAMES = ("SM90_TMA", "SM100_TMA", "tma.load_async", "tma.store_async", "tma::load_async", "cp_async_bulk_tensor", "make_tma_copy", "cuTensorMapEncodeTiled")
 
 

@@ -14,9 +14,20 @@ Wide types used only in registers; a scalar loop over a wide struct.
 """
 
 from ..facts.types import is_vector, size_of
+from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, present
 
-RULE = Rule("vectorized_access", Signature(ptx=r"\b(?:ld|st)\.(?:global|shared)(?:\.[\w:]+)*?\.v[248]\.\w+", sass=r"\b(?:LDG|STG|LDS|STS)(?:\.\w+)*\.(?:64|128|256)\b\S*", upgrades=True))
+def _compiled(ir: TritonIR) -> Reading:
+    """Triton: global loads/stores of 64 bits or more per thread (``ld.global.v4.b32``)."""
+    vector = ir.lines(r"\b(?:ld|st)\.global(?:\.[\w:]+)*?\.v[248]\.\w+")
+    if vector:
+        return Reading(True, vector, "vector global accesses in the PTX")
+    if ir.count(r"\b(?:ld|st)\.global\b"):
+        return Reading(False, ir.lines(r"\b(?:ld|st)\.global\b", limit=2), "every global access is scalar")
+    return Reading(None, (), "no global load or store through pointers")
+
+
+RULE = Rule("vectorized_access", Signature(triton=_compiled, ptx=r"\b(?:ld|st)\.(?:global|shared)(?:\.[\w:]+)*?\.v[248]\.\w+", sass=r"\b(?:LDG|STG|LDS|STS)(?:\.\w+)*\.(?:64|128|256)\b\S*", upgrades=True))
 
 
 @RULE.cuda

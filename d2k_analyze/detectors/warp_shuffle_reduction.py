@@ -15,10 +15,22 @@ A shuffle used only to broadcast one lane's value (``__shfl_sync(mask, v, 0)``).
 """
 
 from ..facts.expr import Call, Op, walk
+from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, not_applicable, present
 from ._queries import REDUCING_SHUFFLES, SHUFFLES, is_call, located, triton_reductions
 
-RULE = Rule("warp_shuffle_reduction", Signature(ptx=r"\b(?:shfl\.sync|redux\.sync)\S*", sass=r"\b(?:SHFL|REDUX)\S*", refutes=True))
+def _compiled(ir: TritonIR) -> Reading:
+    """Triton: a tt.reduce across lanes lowers to butterfly shuffles (or redux.sync)."""
+    if not ir.reduces():
+        return Reading(None, (), "no tt.reduce")
+    found = ir.lines(r"\b(?:shfl\.sync\.(?:bfly|down|up)|redux\.sync)\S*")
+    if found:
+        return Reading(True, found, "reductions across lanes use warp shuffles")
+    return Reading(False, ir.lines(r'"tt\.reduce"', "ttgir", 1), "every reduction stays inside a thread")
+
+
+RULE = Rule("warp_shuffle_reduction", Signature(ptx=r"\b(?:shfl\.sync|redux\.sync)\S*", sass=r"\b(?:SHFL|REDUX)\S*", refutes=True,
+                                                triton=_compiled))
 WARP_REDUCE_CALLS = ("cg.reduce", "reduce", "__reduce_add_sync", "__reduce_max_sync", "__reduce_min_sync", "__reduce_or_sync", "WarpReduce")
 
 

@@ -17,10 +17,12 @@ Warp indices used for reductions or for rows of work (every warp doing the same 
 """
 
 from ..facts.expr import Num, Op, Sym, atoms, num, walk
+from ..compiled.ttgir import by_instruction
 from ._base import Rule, Signature, absent, present
 from ._queries import mma_calls
 
-RULE = Rule("warp_specialization", Signature(ptx=r"\bsetmaxnreg\S*", sass=r"\bUSETMAXREG\S*"))
+RULE = Rule("warp_specialization", Signature(ptx=r"\bsetmaxnreg\S*", sass=r"\bUSETMAXREG\S*",
+                                             triton=by_instruction(r"\bttg\.warp_specialize\b", "ttgir")))
 REG_ALLOC = ("warpgroup_reg_alloc", "warpgroup_reg_dealloc", "increase_registers", "decrease_registers", "setmaxnreg")
 
 
