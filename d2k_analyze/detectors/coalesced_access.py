@@ -80,10 +80,10 @@ def cuda(f):
     hot = {x.id for x in mac_sources(f) if x.space == "global"} | _tile_fills(f)
     depth = max(len(a.loops) for a in loads)
     main = [a for a in loads if a.id in hot] or [a for a in loads if len(a.loops) == depth] or loads
-    kinds = {a.id: _classify(a) for a in loads}
+    kinds = {a.id: _classify(a) for a in main}  # the other loads only if evidence is needed
     unit = [a for a in main if kinds[a.id] == "unit"]
     strided = [a for a in main if kinds[a.id] == "strided"]
     if strided and len(strided) > len(unit):
         return absent("lanes load elements a row or stride apart", strided)
-    evidence = unit or [a for a in loads if kinds[a.id] == "unit"] or main[:1]
+    evidence = unit or [a for a in loads if a.id not in kinds and _classify(a) == "unit"] or main[:1]
     return present(evidence, "consecutive lanes load consecutive elements" if unit else "no strided pattern in the main loads")

@@ -8,7 +8,7 @@ arithmetic: consecutive lanes on consecutive vectors is coalesced, whatever the 
 
 from __future__ import annotations
 
-from .expr import Cast, E, Num, Op, Sym
+from .expr import Cast, E, Num, Op, Sym, operators
 from .poly import opaque_expr
 
 
@@ -89,8 +89,52 @@ def _raise():
 
 
 def lane_offsets(off: E, lanes: int = 32) -> list[int] | None:
-    """The offset for lanes 0..31 of the first warp (None when it cannot be evaluated)."""
+    """The offset for lanes 0..31 of the first warp (None when it cannot be evaluated).
+
+    All lanes are evaluated in one pass (:func:`_by_lane`): only the parts of the offset that
+    depend on the thread index differ between lanes. Where that pass fails (an operation
+    undefined on some lane), each lane is evaluated on its own, as the definition says: a
+    lane whose ``?:`` does not take the failing branch still has a value."""
+    try:
+        v = _by_lane(off, lanes, {})
+        return list(v) if isinstance(v, tuple) else [v] * lanes
+    except (Unknown, RecursionError):
+        if not any(type(n) is Op and n.op == "?:" for n in operators(off)):
+            return None  # no branch a lane could avoid: every lane fails the same way
     try:
         return [evaluate(off, {"tid.x": t}) for t in range(lanes)]
     except (Unknown, RecursionError):
         return None
+
+
+_THREAD_KEYS = ("tid.x", "lane", "warp")
+
+
+def _by_lane(e: E, lanes: int, memo: dict[int, int | tuple[int, ...]]) -> int | tuple[int, ...]:
+    """``e`` for every lane at once: an int where all lanes agree by construction (no thread
+    index below), else a tuple with one value per lane. Shared subexpressions are evaluated once."""
+    hit = memo.get(id(e))
+    if hit is not None:
+        return hit
+    if isinstance(e, Sym) and e.key in _THREAD_KEYS:
+        out: int | tuple[int, ...] = tuple(range(lanes)) if e.key != "warp" else tuple(t // 32 for t in range(lanes))
+        if e.key == "lane":
+            out = tuple(t % 32 for t in range(lanes))
+    elif isinstance(e, Sym) and e.key.startswith("~") and opaque_expr(e.key) is not None:
+        out = _by_lane(opaque_expr(e.key), lanes, memo)  # type: ignore[arg-type]
+    elif isinstance(e, Cast):
+        out = _by_lane(e.arg, lanes, memo)
+    elif isinstance(e, Op):
+        vals = [_by_lane(a, lanes, memo) for a in e.args]
+        if not any(isinstance(v, tuple) for v in vals):
+            out = _apply(e.op, vals) if e.op != "?:" else vals[1] if vals[0] else vals[2]  # type: ignore[assignment]
+        elif e.op == "?:":
+            cols = [v if isinstance(v, tuple) else (v,) * lanes for v in vals]
+            out = tuple(b if c else d for c, b, d in zip(*cols))
+        else:
+            cols = [v if isinstance(v, tuple) else (v,) * lanes for v in vals]
+            out = tuple(_apply(e.op, list(row)) for row in zip(*cols))
+    else:
+        out = evaluate(e, {})
+    memo[id(e)] = out
+    return out

@@ -23,6 +23,18 @@ class E:
     __slots__ = ()
 
 
+def _memo_hash(node, key: tuple) -> int:
+    """The structural hash of a compound node, computed once. Resolved values are deep trees
+    used as dictionary keys and set members again and again (polynomial forms, memo tables);
+    a dataclass hash would walk the whole tree every time. Nodes are immutable, so the first
+    hash stays right; ``_hash`` is excluded from equality."""
+    h = node._hash
+    if not h:
+        h = hash((type(node), key)) or 1
+        object.__setattr__(node, "_hash", h)
+    return h
+
+
 @dataclass(frozen=True, slots=True)
 class Num(E):
     v: int | float | bool
@@ -61,6 +73,10 @@ class Op(E):
 
     op: str
     args: tuple[E, ...]
+    _hash: int = field(default=0, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        return _memo_hash(self, (self.op, self.args))
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +88,10 @@ class Call(E):
     args: tuple[E, ...] = ()
     kw: tuple[tuple[str, E], ...] = ()
     targs: tuple[E, ...] = ()
+    _hash: int = field(default=0, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        return _memo_hash(self, (self.fn, self.args, self.kw, self.targs))
 
     def kwarg(self, key: str) -> E | None:
         return next((v for k, v in self.kw if k == key), None)
@@ -81,23 +101,39 @@ class Call(E):
 class Index(E):
     base: E
     idx: tuple[E, ...]
+    _hash: int = field(default=0, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        return _memo_hash(self, (self.base, self.idx))
 
 
 @dataclass(frozen=True, slots=True)
 class Attr(E):
     base: E
     name: str
+    _hash: int = field(default=0, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        return _memo_hash(self, (self.base, self.name))
 
 
 @dataclass(frozen=True, slots=True)
 class Cast(E):
     type: str
     arg: E
+    _hash: int = field(default=0, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        return _memo_hash(self, (self.type, self.arg))
 
 
 @dataclass(frozen=True, slots=True)
 class Tup(E):
     items: tuple[E, ...]
+    _hash: int = field(default=0, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        return _memo_hash(self, (self.items,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +162,10 @@ class Ptr(E):
     elem: str
     off: E
     shape: tuple[E, ...] = ()
+    _hash: int = field(default=0, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        return _memo_hash(self, (self.obj, self.elem, self.off, self.shape))
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +175,17 @@ class Load(E):
     obj: int
     space: str
     access: int
+
+
+
+def _state_without_hash(self) -> list:
+    """Pickled state of a node with a memoised hash: the hash is left out (string hashes differ
+    between processes, and analyses cross process boundaries), so it is recomputed on use."""
+    return [0 if name == "_hash" else getattr(self, name) for name in self.__dataclass_fields__]
+
+
+for _cls in (Op, Call, Index, Attr, Cast, Tup, Ptr):
+    _cls.__getstate__ = _state_without_hash  # type: ignore[method-assign]
 
 
 ZERO = Num(0)

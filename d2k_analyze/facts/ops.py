@@ -9,6 +9,8 @@ whatever it is called. Each recogniser returns the places that show its operatio
 
 from __future__ import annotations
 
+from typing import Callable
+
 from .expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, operators, short, walk
 from .kernel import KernelFacts
 
@@ -21,6 +23,9 @@ LOG = {"log", "logf", "__logf", "log2", "log2f", "__log2f", "log1p", "log1pf"}
 SIGMOID = {"sigmoid"}
 RAND = {"curand_uniform", "curand_uniform4", "curand", "curand_normal", "rand", "randn", "randint", "philox", "rand4x", "randint4x"}
 NEG_LARGE = -1.0e4
+RECIPROCAL = {"__frcp_rn", "__fdividef", "fdividef", "rcp"}
+# the heads of every node :func:`_is_activation` can accept
+ACTIVATION_HEADS = SIGMOID | TANH | ERF | LOG | RECIPROCAL | {"gelu", "silu", "relu", "/", "fdiv", "max", "?:"}
 
 
 def _fn(e: E, names: set[str]) -> bool:
@@ -33,6 +38,60 @@ def values(f: KernelFacts) -> list[tuple[object, E]]:
     out += [(a, a.value) for a in f.accesses if a.value is not None]
     out += [(c, c.call) for c in f.calls]
     return out
+
+
+class ValueIndex:
+    """The operator and call nodes of every kept value, indexed once per kernel.
+
+    Values nest: an assigned local reappears, as the same object, inside every later value
+    built from it, so scanning each value's whole tree per recogniser tests the same nodes many
+    times. Here each distinct node is listed once under its head (``+``, ``?:``, ``exp``...)
+    with the values that contain it, so a recogniser tests only the nodes of the heads it
+    cares about, each once."""
+
+    def __init__(self, f: KernelFacts):
+        self.records = values(f)
+        self.holders: dict[int, list[int]] = {}  # id(node) -> positions of the values holding it
+        self.by_head: dict[str, list[E]] = {}
+        for i, (_, v) in enumerate(self.records):
+            for n in operators(v):
+                held = self.holders.get(id(n))
+                if held is None:
+                    self.holders[id(n)] = [i]
+                    self.by_head.setdefault(_head(n), []).append(n)
+                elif held[-1] != i:
+                    held.append(i)
+
+
+def _head(n: E) -> str:
+    return n.op if type(n) is Op else short(n.fn)  # type: ignore[union-attr]
+
+
+_INDEX: list[tuple[KernelFacts, ValueIndex]] = []
+
+
+def value_index(f: KernelFacts) -> ValueIndex:
+    """The index of the kernel's values (the last two kernels' are kept: detectors ask of one
+    kernel at a time)."""
+    for g, index in _INDEX:
+        if g is f:
+            return index
+    index = ValueIndex(f)
+    _INDEX.append((f, index))
+    del _INDEX[:-2]
+    return index
+
+
+def containing(f: KernelFacts, pred: Callable[[E], object], heads: set[str] | frozenset[str]) -> list:
+    """The kept values (their records, in kernel order) that hold an operator or call node whose
+    head is one of ``heads`` and that satisfies ``pred``."""
+    index = value_index(f)
+    found: set[int] = set()
+    for head in heads:
+        for n in index.by_head.get(head, ()):
+            if pred(n):
+                found.update(index.holders[id(n)])
+    return [index.records[i][0] for i in sorted(found)]
 
 
 def _exps(e: E) -> list[Call]:
@@ -60,34 +119,27 @@ def _is_max_like(f: KernelFacts, e: E) -> bool:
 
 def softmax(f: KernelFacts) -> list:
     """exp(x - m) with m a maximum (elementwise max, tl.max, a running/shuffled max)."""
-    hits = []
-    for rec, v in values(f):
-        for x in _exps(v):
-            for n in walk(x):
-                if isinstance(n, Op) and n.op == "-" and len(n.args) == 2 and _is_max_like(f, n.args[1]):
-                    hits.append(rec)
-                    break
-            if hits and hits[-1] is rec:
-                break
-    return hits
+
+    def shifted_exp(x: E) -> bool:
+        return _fn(x, EXP) and any(isinstance(n, Op) and n.op == "-" and len(n.args) == 2 and _is_max_like(f, n.args[1]) for n in walk(x))
+
+    return containing(f, shifted_exp, EXP)
 
 
 def normalization(f: KernelFacts) -> list:
     """x · rsqrt(s + eps) or (x - mean) / sqrt(s + eps): a row statistic rescaling the data."""
-    hits = []
-    for rec, v in values(f):
-        for n in operators(v):
-            inv = None
-            if _fn(n, RSQRT):
-                inv = n
-            elif isinstance(n, Op) and n.op in ("/", "fdiv") and num(n.args[0]) == 1 and _fn(n.args[1], SQRT):
-                inv = n
-            elif isinstance(n, Op) and n.op in ("/", "fdiv") and _fn(n.args[1], SQRT):
-                inv = n
-            if inv is not None and any(isinstance(m, Op) and m.op == "+" and any(isinstance(num(t), float) and 0 < num(t) < 1e-2 or isinstance(t, Sym) and t.key.startswith(("param#", "cexpr#")) for t in m.args) for m in walk(inv)):
-                hits.append(rec)
-                break
-    return hits
+    return containing(f, _is_normalizer, RSQRT | {"/", "fdiv"})
+
+
+def _is_normalizer(n: E) -> bool:
+    inverse = _fn(n, RSQRT) or (isinstance(n, Op) and n.op in ("/", "fdiv") and _fn(n.args[1], SQRT))
+    return inverse and any(isinstance(m, Op) and m.op == "+" and any(_epsilon(t) for t in m.args) for m in walk(n))
+
+
+def _epsilon(t: E) -> bool:
+    """A small positive constant, or a value the caller passes in (an ``eps`` parameter)."""
+    v = num(t)
+    return (isinstance(v, float) and 0 < v < 1e-2) or (isinstance(t, Sym) and t.key.startswith(("param#", "cexpr#")))
 
 
 def _sigmoid_of(e: E) -> E | None:
@@ -99,30 +151,26 @@ def _sigmoid_of(e: E) -> E | None:
         for t in flatten("+", den):
             if _fn(t, EXP) and t.args and isinstance(t.args[0], Op) and t.args[0].op == "neg":  # type: ignore[union-attr]
                 return t.args[0].args[0]  # type: ignore[union-attr]
-    if isinstance(e, Call) and short(e.fn) in ("__frcp_rn", "__fdividef", "fdividef", "rcp"):
+    if isinstance(e, Call) and short(e.fn) in RECIPROCAL:
         return _sigmoid_of(Op("/", (Num(1),) + e.args[-1:]))
     return None
 
 
 def activations(f: KernelFacts) -> list:
     """SiLU / sigmoid, GELU (erf or tanh forms), tanh, ReLU / leaky ReLU, softplus."""
-    hits = []
-    for rec, v in values(f):
-        for n in operators(v):
-            if _sigmoid_of(n) is not None or _fn(n, TANH) or _fn(n, ERF) or _fn(n, {"gelu", "silu", "relu"}):
-                hits.append(rec)
-                break
-            if isinstance(n, Op) and n.op == "max" and any(num(a) == 0 for a in n.args) and any(_elementwise_data(a) for a in n.args if num(a) != 0):
-                hits.append(rec)  # ReLU of data (not a clamp of an index or of a statistic)
-                break
-            if isinstance(n, Op) and n.op == "?:" and isinstance(n.args[0], Op) and n.args[0].op in (">", ">=", "<", "<=") and \
-                    any(num(a) == 0 for a in n.args[0].args) and (num(n.args[2]) == 0 or num(n.args[1]) == 0 or _scaled(n.args[2], n.args[1])):
-                hits.append(rec)
-                break
-            if _fn(n, LOG) and n.args and any(_fn(t, EXP) for t in flatten("+", n.args[0])) and any(num(t) == 1 for t in flatten("+", n.args[0])):  # type: ignore[union-attr]
-                hits.append(rec)
-                break
-    return hits
+    return containing(f, _is_activation, ACTIVATION_HEADS)
+
+
+def _is_activation(n: E) -> bool:
+    if _sigmoid_of(n) is not None or _fn(n, TANH) or _fn(n, ERF) or _fn(n, {"gelu", "silu", "relu"}):
+        return True
+    if isinstance(n, Op) and n.op == "max" and any(num(a) == 0 for a in n.args) and any(_elementwise_data(a) for a in n.args if num(a) != 0):
+        return True  # ReLU of data (not a clamp of an index or of a statistic)
+    if isinstance(n, Op) and n.op == "?:" and isinstance(n.args[0], Op) and n.args[0].op in (">", ">=", "<", "<=") and \
+            any(num(a) == 0 for a in n.args[0].args) and (num(n.args[2]) == 0 or num(n.args[1]) == 0 or _scaled(n.args[2], n.args[1])):
+        return True  # (leaky) ReLU as a select
+    # softplus: log(1 + exp(x))
+    return bool(_fn(n, LOG) and n.args and any(_fn(t, EXP) for t in flatten("+", n.args[0])) and any(num(t) == 1 for t in flatten("+", n.args[0])))  # type: ignore[union-attr]
 
 
 def _elementwise_data(e: E) -> bool:
@@ -144,25 +192,19 @@ def _scaled(a: E, b: E) -> bool:
 
 def gated(f: KernelFacts) -> list:
     """act(a) · b with a and b read from different places (SwiGLU / GeGLU)."""
-    hits = []
-    for rec, v in values(f):
-        ops = operators(v)
-        if not any(_is_activation_node(m) for m in ops):
-            continue  # no sigmoid / tanh / erf anywhere in this value
-        for n in ops:
-            if not (isinstance(n, Op) and n.op == "*"):
-                continue
-            fs = flatten("*", n)
-            acts = [x for x in fs if any(_sigmoid_of(m) is not None or _fn(m, TANH) or _fn(m, ERF) for m in walk(x))]
-            if not acts:
-                continue
-            act_loads = {(l.obj, l.access) for l in walk(acts[0]) if isinstance(l, Load)}
-            others = [l for x in fs if x is not acts[0] for l in walk(x) if isinstance(l, Load)]
-            act_src = [l for l in walk(acts[0]) if isinstance(l, Load)]
-            if any(all(_different(f, o, s) for s in act_src) for o in others) and act_loads:
-                hits.append(rec)
-                break
-    return hits
+
+    def gate(n: E) -> bool:
+        if not (isinstance(n, Op) and n.op == "*"):
+            return False
+        fs = flatten("*", n)
+        acts = [x for x in fs if any(_is_activation_node(m) for m in walk(x))]
+        if not acts:
+            return False
+        act_src = [l for l in walk(acts[0]) if isinstance(l, Load)]
+        others = [l for x in fs if x is not acts[0] for l in walk(x) if isinstance(l, Load)]
+        return bool(act_src) and any(all(_different(f, o, s) for s in act_src) for o in others)
+
+    return containing(f, gate, {"*"})
 
 
 def _is_activation_node(m: E) -> bool:
@@ -177,16 +219,14 @@ def _different(f: KernelFacts, a: Load, b: Load) -> bool:
 
 def elementwise_add(f: KernelFacts) -> list:
     """x + y of two tensors read from different global objects (a residual or bias add)."""
-    hits = []
-    for rec, v in values(f):
-        for n in operators(v):
-            if isinstance(n, Op) and n.op == "+":
-                srcs = [_source_load(t) for t in n.args]
-                objs = {s.obj for s in srcs if s is not None and s.space == "global"}
-                if len(objs) >= 2:
-                    hits.append(rec)
-                    break
-    return hits
+    return containing(f, _adds_two_inputs, {"+"})
+
+
+def _adds_two_inputs(n: E) -> bool:
+    if not (isinstance(n, Op) and n.op == "+"):
+        return False
+    srcs = [_source_load(t) for t in n.args]
+    return len({s.obj for s in srcs if s is not None and s.space == "global"}) >= 2
 
 
 def _source_load(e: E) -> Load | None:
@@ -202,14 +242,12 @@ def masking(f: KernelFacts) -> list:
     """Scores replaced by -inf / a large negative where a position condition holds (a causal or
     window mask compares two positions) or where a loaded mask says so; a bounds guard that
     compares an index with a size is not a mask."""
-    hits = []
-    for rec, v in values(f):
-        for n in operators(v):
-            if isinstance(n, Op) and n.op == "?:" and any(isinstance(num(a), float) and (num(a) <= NEG_LARGE) for a in n.args[1:]):
-                if _positional(n.args[0]) or any(isinstance(m, Load) for m in walk(n.args[0])):
-                    hits.append(rec)
-                    break
-    return hits
+    return containing(f, _is_mask_select, {"?:"})
+
+
+def _is_mask_select(n: E) -> bool:
+    return isinstance(n, Op) and n.op == "?:" and any(isinstance(num(a), float) and (num(a) <= NEG_LARGE) for a in n.args[1:]) and \
+        (_positional(n.args[0]) or any(isinstance(m, Load) for m in walk(n.args[0])))
 
 
 def _guarded_masks(f: KernelFacts) -> list:
@@ -271,16 +309,14 @@ def bias_add(f: KernelFacts) -> list:
     results |= {a.cell for a in f.assigns if a.cell is not None and any(_fn(n, {"dot"}) for n in operators(a.new))}
     if not results and not any(c.short == "dot" for c in f.calls):
         return []  # no GEMM result to add a bias to
-    hits = []
-    for rec, v in values(f):
-        for n in operators(v):
-            if isinstance(n, Op) and n.op == "+" and len(n.args) >= 2:
-                accs = [t for t in n.args if _gemm_value(t, results)]
-                loads = [t for t in n.args if _source_load(t) is not None and _source_load(t).space == "global"]
-                if accs and loads:
-                    hits.append(rec)
-                    break
-    return hits
+
+    def adds_input_to_result(n: E) -> bool:
+        if not (isinstance(n, Op) and n.op == "+" and len(n.args) >= 2):
+            return False
+        loads = [t for t in n.args if _source_load(t) is not None and _source_load(t).space == "global"]  # type: ignore[union-attr]
+        return bool(loads) and any(_gemm_value(t, results) for t in n.args)
+
+    return containing(f, adds_input_to_result, {"+"})
 
 
 def _gemm_value(e: E, cells: set) -> bool:
@@ -297,16 +333,15 @@ def dequantize(f: KernelFacts) -> list:
     (``(w >> s) & 0xF``), or PTX ``lop3``/``prmt`` bit tricks inside the kernel's loops (the
     magic-number int4 -> half conversion). Dequantisation is its own operation: fused into a
     GEMM it saves writing the dequantised matrix."""
-    hits = []
-    for rec, v in values(f):
-        for n in operators(v):
-            if isinstance(n, Op) and n.op == "&" and len(n.args) == 2 and any(num(a) in NIBBLE_MASKS for a in n.args) and \
-                    any(isinstance(m, Load) for a in n.args for m in walk(a)):
-                hits.append(rec)
-                break
-        if hits:
-            return hits
+    hits = containing(f, _is_bit_field_of_data, {"&"})
+    if hits:
+        return hits[:1]
     return [a for a in f.asm if a.loops and ("lop3" in a.text or "prmt" in a.text)][:1]
+
+
+def _is_bit_field_of_data(n: E) -> bool:
+    return isinstance(n, Op) and n.op == "&" and len(n.args) == 2 and any(num(a) in NIBBLE_MASKS for a in n.args) and \
+        any(isinstance(m, Load) for a in n.args for m in walk(a))
 
 
 def dropout(f: KernelFacts) -> list:
