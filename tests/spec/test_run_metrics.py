@@ -57,7 +57,9 @@ def test_run_level_metrics_over_the_suite():
 
 
 def test_suite_size_is_the_task_folders(tmp_path):
-    assert rm.suite_size(Path(SOFTMAX.path).parent) == len(TASKS) == 3
+    root = Path(SOFTMAX.path).parent
+    folders = [p for p in root.iterdir() if (p / "task.toml").is_file()]
+    assert len(folders) >= 3 and rm.suite_size(root) == len(TASKS) == len(folders)
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "task.toml").write_text("")
