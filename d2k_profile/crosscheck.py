@@ -2,9 +2,16 @@
 
 * **Device activity** (CUPTI, every timed call, every stream): a call's activity may not start
   before its start marker (the end of the stream hold, right before the start event) nor end after
-  its end marker (a kernel enqueued right after the end event), its busy time may not exceed its
-  event time by more than the launch latency plus noise, no activity may be launched outside
-  every call, and a submission's call must launch something.
+  its end event (the event's own device timestamp; where CUPTI gives none, the start of a kernel
+  enqueued right after the end event), its busy time may not exceed its event time by more than
+  the launch latency plus noise, no activity may be launched outside every call, and a
+  submission's call must launch something. Every timed call is traced, so no subset can be dodged;
+  a timed call without its trace is itself a problem.
+* **Stream joins**: device work a call puts on any stream other than the timed one must be ordered
+  before the end event, by an event recorded after it and waited for by the timed stream (directly
+  or through other streams: ``wait_stream``), or by a host sync that returned before the call did.
+  Work that is not is hidden from the events whatever its timing, so it is a problem even when it
+  happened to end in time (a sleep on the timed stream sized to outlast it is still a cheat).
 * **Kernel names**: the kernels of the task's forbidden library op (traced in the judge on the
   same workload) may not appear among the submission's kernels; this sees C++ and
   mode-dependent calls that a Python-level recorder misses.
@@ -23,11 +30,12 @@ import math
 from dataclasses import dataclass
 
 from . import metrics
-from .frames import TraceCallFrame, TraceSummaryFrame
+from .kernel_trace import PROBE
+from .frames import OpKind, TraceCallFrame, TraceFlag, TraceOp, TraceSummaryFrame
 from .results import Timing
 
 EARLY_US = 1.0  # activity allowed to start this long before the start marker (timestamp jitter)
-LATE_US = 1.0
+LATE_US = 1.0  # activity allowed to end this long after the end event (or the end marker)
 KERNEL_SLACK_MS = 0.002  # noise on top of the launch latency when kernel time exceeds event time
 KERNEL_SLACK_REL = 0.02
 CLEAN_TOLERANCE = 0.05  # reference slower inside the sandbox than clean by more than this
@@ -55,6 +63,46 @@ def _first(items: list[str], n: int = 3) -> str:
     return "; ".join(items[:n]) + (f"; and {len(items) - n} more" if len(items) > n else "")
 
 
+def unjoined(ops: tuple[TraceOp, ...] | list[TraceOp], timed_stream: int) -> list[TraceOp]:
+    """The device activity of one call (``ops`` in launch order) that is not ordered before the
+    timed stream's end event: not on the timed stream, not behind an event record the timed stream
+    waited for (transitively, through other streams' waits), and not completed by a host sync
+    inside the call. Nodes of a CUDA graph launch are left out (the launch completes as a whole
+    on its stream; their timing is still checked against the end event)."""
+    before: dict[int, set[int]] = {}  # stream -> activities ordered before that stream's next operation
+    records: dict[int, frozenset[int]] = {}  # event record id -> what it covers
+    done: set[int] = set()
+    acts: list[int] = []
+    for i, op in enumerate(ops):
+        k = op.kind
+        if k < OpKind.RECORD:
+            acts.append(i)
+            before.setdefault(op.stream, set()).add(i)
+        elif k == OpKind.RECORD:
+            records[op.sync] = frozenset(before.get(op.stream, ()))
+        elif k == OpKind.WAIT:
+            before.setdefault(op.stream, set()).update(records.get(op.sync, ()))
+        elif k == OpKind.SYNC_STREAM:
+            done |= before.get(op.stream, set())
+        elif k == OpKind.SYNC_EVENT:
+            done |= records.get(op.sync, frozenset())
+        elif k == OpKind.SYNC_CONTEXT:
+            done.update(acts)
+    joined = before.get(timed_stream, set()) | done
+    return [ops[i] for i in acts if i not in joined and ops[i].kind != OpKind.GRAPH]
+
+
+def late_us(t: TraceCallFrame) -> tuple[float | None, str]:
+    """How far past the end event the call's device activity ran (negative: it ended before), and
+    against what: the end event's device timestamp, else the end marker; (None, "") without either."""
+    acts = [o.end_us for o in t.ops if o.kind < OpKind.RECORD and o.end_us]
+    if t.flags & TraceFlag.EVENT_TS and acts:
+        return max(acts), "end event"
+    if t.markers & 2 and t.activities:
+        return t.late_us, "end marker"
+    return None, ""
+
+
 def trace_findings(traces: list[TraceCallFrame], summary: TraceSummaryFrame, calls: list[tuple[str, int, float]],
                    latency_ms: float | None, forbidden: set[str], submission: str) -> Findings:
     """What the device activity of the timed calls says (``calls``: implementation, call id, event
@@ -65,27 +113,54 @@ def trace_findings(traces: list[TraceCallFrame], summary: TraceSummaryFrame, cal
     if summary.unattributed:
         f.notes.append(f"{summary.unattributed} traced activities had no recorded API call ({summary.text})")
     if summary.dropped:
-        f.notes.append(f"CUPTI dropped {summary.dropped} records: the trace may be incomplete")
+        f.problems.append(f"CUPTI dropped {summary.dropped} records: the device activity of the timed calls cannot be vouched for")
     impl_of = {cid: (impl, ev) for impl, cid, ev in calls}
+    # The launch probe's one kernel runs on the timed stream right before the end event, so how far
+    # its end lies past the end event's timestamp is the two clocks' skew, not escaped work.
+    skew = max([0.0] + [late_us(t)[0] or 0.0 for t in traces
+                        if impl_of.get(t.call_id, ("",))[0] == PROBE and t.flags & TraceFlag.EVENT_TS])
+    if skew > 0.5:
+        f.notes.append(f"kernel ends on the timed stream lie up to {skew:.1f} us past the end event's timestamp (launch probe): tolerated")
     early, late, over, empty, names_hit, unmarked = [], [], [], [], set(), 0
+    hidden, no_joins, no_event_ts, truncated = [], 0, 0, 0
+    traced_ids = {t.call_id for t in traces}
+    untraced = [impl for impl, cid, _ in calls if cid not in traced_ids]
     lat = latency_ms or 0.0
     for t in traces:
         if t.call_id not in impl_of:
             continue
         impl, event_ms = impl_of[t.call_id]
+        if t.flags & TraceFlag.TRUNCATED:
+            truncated += 1
+        if t.flags & TraceFlag.JOINS:
+            for op in unjoined(t.ops, t.timed_stream)[:1]:
+                when = f", ending {op.end_us:+.1f} us from its end event" if t.flags & TraceFlag.EVENT_TS and op.end_us else ""
+                hidden.append(f"{impl}: {OpKind(op.kind).name.lower()} on stream {op.stream}{when}")
+        else:
+            no_joins += 1
+        if t.activities and not t.flags & TraceFlag.EVENT_TS:
+            no_event_ts += 1
+        past, against = late_us(t)
+        if past is not None and past > LATE_US + (skew if against == "end event" else 0.0):
+            late.append(f"{impl}: {past:.1f} us past its {against}")
         if t.markers != 3:
             unmarked += 1
             continue
         if t.early_us > EARLY_US:
             early.append(f"{impl}: {t.early_us:.1f} us before its start event")
-        if t.late_us > LATE_US:
-            late.append(f"{impl}: {t.late_us:.1f} us past its end event")
         if t.busy_us / 1e3 > event_ms + lat + KERNEL_SLACK_MS + KERNEL_SLACK_REL * event_ms:
             over.append(f"{impl}: kernels {t.busy_us / 1e3:.4f} ms in a {event_ms:.4f} ms event window")
         if impl == submission:
             if t.activities == 0:
                 empty.append(impl)
             names_hit |= {kernel_base(n) for n in t.names} & {kernel_base(n) for n in forbidden}
+    if untraced:
+        f.problems.append(f"{len(untraced)} timed calls have no device-activity trace (first: {untraced[0]})")
+    if truncated:
+        f.problems.append(f"{truncated} timed calls launched more operations than the trace keeps: their stream joins cannot be checked")
+    if hidden:
+        f.problems.append(f"device work on a stream that was never joined back to the timed stream before the end event, on {len(hidden)} "
+                          f"call(s) (the events do not time it): {_first(hidden)}")
     if early:
         f.problems.append(f"device work started during the stream hold, before the start event, on {len(early)} call(s): {_first(early)}")
     if late:
@@ -97,7 +172,11 @@ def trace_findings(traces: list[TraceCallFrame], summary: TraceSummaryFrame, cal
     if names_hit:
         f.problems.append("the submission ran the forbidden library op's kernels: " + ", ".join(sorted(names_hit)[:4]))
     if unmarked:
-        f.notes.append(f"{unmarked} traced calls lacked their hold or end marker: no escape check for them")
+        f.notes.append(f"{unmarked} traced calls lacked their hold or end marker: no check of work before the start event for them")
+    if no_joins:
+        f.notes.append(f"no event-record or stream-wait records on {no_joins} traced calls: side-stream work checked by its timing only")
+    if no_event_ts:
+        f.notes.append(f"no usable end-event timestamp on {no_event_ts} traced calls: late work checked against the end marker")
     return f
 
 

@@ -29,6 +29,7 @@ HEADER = struct.Struct("<IHHIQ")
 MAC = struct.Struct("<Q")
 PROBE_IMPL = 0xFFFF
 MAX_PAYLOAD = 1 << 20
+OP = struct.Struct("<IIQdd")  # one TraceOp on the wire: kind, stream, sync id, start, end
 
 
 class Op(IntEnum):
@@ -96,10 +97,48 @@ class CallFrame:
     text: str
 
 
+class OpKind(IntEnum):
+    """What one traced operation of a call is (``TraceOp.kind``)."""
+
+    KERNEL = 1
+    MEMCPY = 2
+    MEMSET = 3
+    GRAPH = 4  # device activity that is a node of a CUDA graph launch
+    RECORD = 10  # an event recorded on ``stream`` (``sync``: that record's unique id)
+    WAIT = 11  # ``stream`` waits for the event record ``sync``
+    SYNC_STREAM = 12  # the host waited for ``stream`` (and it returned success)
+    SYNC_EVENT = 13  # the host waited for the event record ``sync``
+    SYNC_CONTEXT = 14  # the host waited for the whole device
+
+    @property
+    def activity(self) -> bool:
+        return self < OpKind.RECORD
+
+
+class TraceFlag(IntFlag):
+    EVENT_TS = 1  # op times are relative to the end event's device timestamp
+    JOINS = 2  # event records, stream waits and host syncs were collected
+    TRUNCATED = 4  # the call had more operations than were sent
+    MARK_BASE = 8  # op times are relative to the end marker's start (no usable event timestamp)
+
+
+@dataclass(frozen=True)
+class TraceOp:
+    """One operation of a traced call, in launch order. ``start_us``/``end_us`` (device activity
+    and event records) are relative to the call's base (see :class:`TraceFlag`); 0 when unknown."""
+
+    kind: int
+    stream: int
+    sync: int = 0
+    start_us: float = 0.0
+    end_us: float = 0.0
+
+
 @dataclass(frozen=True)
 class TraceCallFrame:
     """Device activity of one traced call (CUPTI): busy time, how far it ran before the start
-    marker (end of the stream hold) and after the end marker, and its kernel names."""
+    marker (end of the stream hold) and after the end marker, its kernel names, and its operations
+    (device activity with streams and times, event records, stream waits, host syncs)."""
 
     call_id: int
     impl: int
@@ -109,6 +148,9 @@ class TraceCallFrame:
     early_us: float
     late_us: float
     names: tuple[str, ...]
+    timed_stream: int = 0xFFFFFFFF  # CUPTI's id of the stream the harness times (unknown: 0xFFFFFFFF)
+    flags: int = 0  # TraceFlag
+    ops: tuple[TraceOp, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -172,8 +214,11 @@ def parse(kind: int, payload: bytes) -> Frame:
         return CallFrame(cid, impl, CallStatus(status), OutFlag(flags), ev, host, wall, text)
     if kind == Kind.TRACE_CALL:
         cid, impl, n, markers, busy, early, late = struct.unpack_from("<IIIIddd", payload)
-        text, _ = _text(payload, 40)
-        return TraceCallFrame(cid, impl, n, markers, busy, early, late, tuple(t for t in text.split("\n") if t))
+        text, pos = _text(payload, 40)
+        timed, flags, nops = struct.unpack_from("<III", payload, pos)
+        pos += 12
+        ops = tuple(TraceOp(*OP.unpack_from(payload, pos + i * OP.size)) for i in range(nops))
+        return TraceCallFrame(cid, impl, n, markers, busy, early, late, tuple(t for t in text.split("\n") if t), timed, flags, ops)
     if kind == Kind.TRACE_SUMMARY:
         status, calls, foreign, unattributed, dropped, records = struct.unpack_from("<iIIIQQ", payload)
         text, _ = _text(payload, 32)
@@ -245,6 +290,13 @@ def text_field(text: str) -> bytes:
     if len(data) > 4000:
         data = b"..." + data[-4000:]
     return struct.pack("<I", len(data)) + data
+
+
+def trace_call_payload(f: TraceCallFrame) -> bytes:
+    """A trace frame's payload as the native loop writes it (tests, and the layout's reference)."""
+    head = struct.pack("<IIIIddd", f.call_id, f.impl, f.activities, f.markers, f.busy_us, f.early_us, f.late_us) + text_field("\n".join(f.names))
+    tail = struct.pack("<III", f.timed_stream, int(f.flags), len(f.ops))
+    return head + tail + b"".join(OP.pack(int(o.kind), o.stream, o.sync, o.start_us, o.end_us) for o in f.ops)
 
 
 def call_payload(f: CallFrame) -> bytes:

@@ -31,7 +31,10 @@ def _pipe_with(*chunks: bytes) -> int:
 
 def test_frames_round_trip_in_order():
     call = CallFrame(7, 2, CallStatus.EXCEPTION, OutFlag.ESCROWED | OutFlag.NONCONTIGUOUS, 0.25, 0.01, 0.3, "ZeroDivisionError")
-    trace = struct.pack("<IIIIddd", 7, 2, 3, 3, 12.5, -0.4, -1.2) + frames.text_field("k1\nk2")
+    ops = (frames.TraceOp(frames.OpKind.RECORD, 7, 41, -20.0, -20.0), frames.TraceOp(frames.OpKind.WAIT, 9, 41),
+           frames.TraceOp(frames.OpKind.KERNEL, 9, 0, -19.5, 3.25))
+    trace = struct.pack("<IIIIddd", 7, 2, 3, 3, 12.5, -0.4, -1.2) + frames.text_field("k1\nk2") + struct.pack("<III", 7, 3, 3) + b"".join(
+        struct.pack("<IIQdd", int(o.kind), o.stream, o.sync, o.start_us, o.end_us) for o in ops)  # the native layout, spelled out
     r = _pipe_with(frames.encode_frame(KEY, 1, Kind.CALL, frames.call_payload(call)), frames.encode_frame(KEY, 2, Kind.TRACE_CALL, trace))
     reader = FrameReader(r, KEY)
     import time
@@ -39,6 +42,8 @@ def test_frames_round_trip_in_order():
     assert reader.read(time.monotonic() + 5) == call
     t = reader.read(time.monotonic() + 5)
     assert (t.call_id, t.activities, t.markers, t.busy_us, t.names) == (7, 3, 3, 12.5, ("k1", "k2"))
+    assert (t.timed_stream, t.flags, t.ops) == (7, frames.TraceFlag.EVENT_TS | frames.TraceFlag.JOINS, ops)
+    assert frames.trace_call_payload(t) == trace
 
 
 @pytest.mark.parametrize("damage", ["mac", "seq", "magic", "garbage"])
