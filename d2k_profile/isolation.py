@@ -87,11 +87,12 @@ def _death_reason(rc: int, log: Path) -> str:
     return f"{what}; log tail: {_log_tail(log)}"
 
 
-def run_judge(job: protocol.JudgeJob, env: dict[str, str], log: Path, limits: Limits, on_result: OnResult) -> dict:
+def run_judge(job: protocol.JudgeJob, env: dict[str, str], log: Path, limits: Limits, on_result: OnResult, info: dict | None = None) -> dict:
     """Profile ``job.workloads``, replacing a judge that dies; calls ``on_result(name, outcome)``
-    once per workload as soon as it is known. Returns the judge's environment info."""
+    once per workload as soon as it is known. Returns the judge's environment info, which fills
+    ``info`` (when given) as it arrives: the device is known before the first result."""
     remaining = list(job.workloads)
-    deaths, info = 0, {}
+    deaths, info = 0, ({} if info is None else info)
 
     def finish_all(outcome: Outcome) -> None:
         for name in list(remaining):

@@ -140,8 +140,14 @@ class Runner:
             env.update({"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""})
         return spec, env
 
-    def emit(self, job: Job, workload: str, outcome: Outcome) -> None:
-        rec = make_record(job, workload, self.mode, outcome, self.env_info.get("name", "cpu"))
+    def device_label(self, judge_info: dict | None = None) -> str:
+        """The device a record was made on: the name its own judge reported (a record is emitted
+        before the judge's job ends, so not the run's environment info, which a first job fills
+        only once it has finished), else any judge's, else "cuda"/"cpu"."""
+        return (judge_info or {}).get("name") or self.env_info.get("name") or ("cuda" if self.has_gpu else "cpu")
+
+    def emit(self, job: Job, workload: str, outcome: Outcome, judge_info: dict | None = None) -> None:
+        rec = make_record(job, workload, self.mode, outcome, self.device_label(judge_info))
         with self.lock:
             self.store.append(rec)
             self.on_record(rec)
@@ -173,7 +179,8 @@ class Runner:
             env["CUDA_VISIBLE_DEVICES"] = gpu
         log = self.opts.out / "logs" / job.task.id / f"{job.sub.name}.log"
         t0 = time.time()
-        info = run_judge(spec, env, log, self.opts.limits, lambda name, o: self.emit(job, name, o))
+        info: dict = {}
+        run_judge(spec, env, log, self.opts.limits, lambda name, o: self.emit(job, name, o, info), info)
         with self.lock:
             self.job_times.append({"task": job.task.id, "submission": job.sub.name, "role": job.sub.role, "started_at": t0,
                                    "finished_at": time.time(), "wall_s": time.time() - t0, "workloads": len(job.workloads)})
