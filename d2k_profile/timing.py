@@ -12,8 +12,10 @@ Per timed call, outside the event window: fresh inputs, an L2 flush (a read swee
 size: the timed kernel neither finds its data in L2 nor pays to write back dirty lines, which made
 memory-bound kernels 2-17 % slower after the old write-only flush), then a device-side sleep that holds the stream while the host enqueues the start
 event, the call and the end event: microsecond kernels are not timed as host launch overhead.
-The hold is :data:`HOLD_PER_HOST` times the slowest implementation's median enqueue time measured
-in the warmup, at least :data:`HOLD_CYCLES`. Re-checks are decided *after* a call has returned,
+The hold is :data:`HOLD_PER_HOST` times the slowest implementation's 90th-percentile enqueue
+time measured in the warmup (traced like the timed calls: CUPTI lengthens the enqueue), at least
+:data:`HOLD_CYCLES`: a call whose enqueue outlasts the hold has host time in its event time, and
+on the 19 us softmax workload 6-9 % of the calls did with a median-sized hold. Re-checks are decided *after* a call has returned,
 from the judge's secret RNG, and every timed call's outputs are escrowed, so the submission cannot
 tell a checked call from another.
 """
@@ -27,7 +29,8 @@ from typing import Callable, Protocol
 
 HOLD_CYCLES = 100_000  # ~50 us at the H200's 1.98 GHz: the shortest hold
 MAX_HOLD_US = 5_000.0
-HOLD_PER_HOST = 3.0  # hold = this many times the slowest implementation's median enqueue time
+HOLD_PER_HOST = 3.0  # hold = this many times the slowest implementation's HOST_QUANTILE enqueue time
+HOST_QUANTILE = 0.9
 CALIBRATION_CYCLES = 1_000_000  # ~0.5 ms sleeps: the ~3 us launch latency is under 1 % of them
 
 
@@ -116,7 +119,8 @@ def warmup(impls: list[str], device: TimedDevice, cfg: TimingConfig) -> dict[str
     """Call every implementation until ``warmup_ms`` of its calls and ``min_warmup_calls`` are
     done; ``min_warmup_calls`` gives way once the calls have taken ten times ``warmup_ms`` (a 2 s
     call is warm after two). The first call of each counts for nothing: it may compile or
-    autotune. Returns each implementation's median host enqueue time (ms) over the counted calls."""
+    autotune. Returns each implementation's :data:`HOST_QUANTILE` host enqueue time (ms) over the
+    counted calls (the tail matters: a call enqueued more slowly than the hold is host-bound)."""
     host: dict[str, float] = {}
     for impl in impls:
         device.call(impl, False, 0)
@@ -126,7 +130,7 @@ def warmup(impls: list[str], device: TimedDevice, cfg: TimingConfig) -> dict[str
             spent += max(s.event_ms, 0.0)
             enqueue.append(s.host_ms)
         enqueue.sort()
-        host[impl] = enqueue[len(enqueue) // 2]
+        host[impl] = enqueue[min(len(enqueue) - 1, int(HOST_QUANTILE * len(enqueue)))]
     return host
 
 
@@ -160,8 +164,8 @@ def measure(impls: list[str], device: TimedDevice, cfg: TimingConfig, rng: rando
 
 
 def hold_for(host_ms: dict[str, float], cycles_per_us: float) -> Hold:
-    """The hold for a workload: :data:`HOLD_PER_HOST` times the slowest implementation's median
-    enqueue time, at least :data:`HOLD_CYCLES`, at most :data:`MAX_HOLD_US`."""
+    """The hold for a workload: :data:`HOLD_PER_HOST` times the slowest implementation's enqueue
+    time from :func:`warmup`, at least :data:`HOLD_CYCLES`, at most :data:`MAX_HOLD_US`."""
     want_us = min(MAX_HOLD_US, HOLD_PER_HOST * 1e3 * max(host_ms.values(), default=0.0))
     return Hold(max(HOLD_CYCLES, int(want_us * cycles_per_us)), cycles_per_us)
 

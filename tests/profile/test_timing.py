@@ -122,6 +122,19 @@ def test_warmup_discards_the_first_call_and_stops_on_time_and_count():
     assert host == {"fast": 0.02, "slow": 0.02}
 
 
+def test_warmup_reports_the_tail_of_the_enqueue_times():
+    """The hold is sized from the 90th percentile, not the median: calls in the tail are the ones
+    whose enqueue would outlast a median-sized hold (host time in their event times)."""
+
+    class Tail(FakeDevice):
+        def call(self, impl, timed, hold_cycles):
+            s = super().call(impl, timed, hold_cycles)
+            return Sample(s.event_ms, 0.04 if self.n[impl] % 10 == 0 else 0.015, s.call_id)
+
+    host = timing.warmup(["k"], Tail(FakeClock(), {"k": [1.0]}), TimingConfig(warmup_ms=40.0))
+    assert host == {"k": 0.04}
+
+
 def test_warmup_takes_the_minimum_number_of_calls_for_mid_length_kernels():
     dev = FakeDevice(FakeClock(), {"k": [20.0]})
     timing.warmup(["k"], dev, TimingConfig(warmup_ms=25.0, min_warmup_calls=3))
