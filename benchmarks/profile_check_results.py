@@ -4,7 +4,8 @@
                                     byte-identical, and no key appears twice
   adversarial RESULTS.jsonl         each adversarial case against the ``gpu`` column of
                                     tests/adversarial/expected.toml (table; exit 1 on a mismatch)
-  noise RESULTS.jsonl               reference-self speedups (noise floor) per workload
+  noise RESULTS.jsonl               reference-self speedups (noise floor) per workload, hold, notes
+  devices RESULTS.jsonl...          the device label of the records, per file
   kernels RESULTS.jsonl             event medians against CUPTI kernel times (the kernel trace)
                                     for every timed implementation of every ok record: raw, after
                                     the recorded launch latency, and for the same traced calls
@@ -57,18 +58,36 @@ def adversarial(results: str) -> int:
         statuses = sorted({r["status"] for r in recs})
         ok = statuses == [exp["gpu"]]
         bad += not ok
-        reason = (recs[0].get("reason") or "").strip().splitlines()[-1][:90] if recs and recs[0].get("reason") else ""
+        reason = (recs[0].get("reason") or "").strip().splitlines()[-1][:90 if ok else 400] if recs and recs[0].get("reason") else ""
         print(f"{name:24s} {exp['gpu']:16s} {','.join(statuses) or 'missing':30s} {'' if ok else 'MISMATCH '}{reason}")
     print(f"{len(expected) - bad}/{len(expected)} cases got their expected status")
     return 1 if bad else 0
 
 
-def noise(results: str) -> int:
-    print(f"{'task/workload':40s} {'ref ms':>9s} {'self ms':>9s} {'ratio':>7s}")
+def noise(results: str, target: float = 0.005) -> int:
+    """Reference against itself per workload (target: within ``target`` of 1), with the stream hold
+    and the record's notes (a host-bound note means the hold was too short for some calls)."""
+    print(f"{'task/workload':40s} {'ref ms':>9s} {'self ms':>9s} {'ratio':>7s} {'hold us':>8s}  notes")
+    worst = 0.0
     for line in lines(results):
         d = json.loads(line)
         if d["role"] == "reference" and d.get("timing"):
-            print(f"{d['task'] + '/' + d['workload']:40s} {d['reference_timing']['median_ms']:9.4f} {d['timing']['median_ms']:9.4f} {d['speedup_vs_reference']:7.4f}")
+            r = d["speedup_vs_reference"]
+            worst = max(worst, abs(r - 1))
+            print(f"{d['task'] + '/' + d['workload']:40s} {d['reference_timing']['median_ms']:9.4f} {d['timing']['median_ms']:9.4f} {r:7.4f} "
+                  f"{d.get('hold_us') or 0:8.0f}  {' | '.join(n[:120] for n in d.get('notes') or [])}")
+    print(f"noise floor: worst |ratio - 1| = {worst * 100:.2f} % (target {float(target) * 100:.1f} %): {'PASS' if worst <= float(target) else 'FAIL'}")
+    return 0
+
+
+def devices(*results: str) -> int:
+    """The device label of every record, per file (a GPU run's records must name the GPU)."""
+    for path in results:
+        count: dict[str, int] = {}
+        for line in lines(path):
+            dev = json.loads(line).get("device", "?")
+            count[dev] = count.get(dev, 0) + 1
+        print(f"devices in {Path(path).parent.name}/{Path(path).name}: {count}")
     return 0
 
 
@@ -185,4 +204,4 @@ def clean(results: str) -> int:
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:]
     sys.exit({"resume": resume, "adversarial": adversarial, "noise": noise, "kernels": kernels, "compare": compare, "walltime": walltime,
-              "statuses": statuses, "clean": clean}[cmd](*args))
+              "statuses": statuses, "clean": clean, "devices": devices}[cmd](*args))
