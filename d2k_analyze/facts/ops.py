@@ -149,8 +149,8 @@ def _sigmoid_of(e: E) -> E | None:
     if isinstance(e, Op) and e.op in ("/", "fdiv"):
         den = e.args[1]
         for t in flatten("+", den):
-            if _fn(t, EXP) and t.args and isinstance(t.args[0], Op) and t.args[0].op == "neg":  # type: ignore[union-attr]
-                return t.args[0].args[0]  # type: ignore[union-attr]
+            if _fn(t, EXP) and t.args and (x := _negated(t.args[0])) is not None:  # type: ignore[union-attr]
+                return x
     if isinstance(e, Call) and short(e.fn) in RECIPROCAL:
         return _sigmoid_of(Op("/", (Num(1),) + e.args[-1:]))
     return None
@@ -215,6 +215,24 @@ def _different(f: KernelFacts, a: Load, b: Load) -> bool:
     if a.obj != b.obj:
         return True
     return f.accesses[a.access].poly != f.accesses[b.access].poly
+
+
+def _negated(a: E) -> E | None:
+    """x of -x, or of -x scaled by a positive constant (exp2(-x * log2 e) is exp(-x)), or of x
+    scaled by a negative constant."""
+    if isinstance(a, Op) and a.op == "neg":
+        return a.args[0]
+    if not (isinstance(a, Op) and a.op == "*"):
+        return None
+    factors = flatten("*", a)
+    consts = [num(t) for t in factors if isinstance(num(t), (int, float))]
+    rest = [t for t in factors if not isinstance(num(t), (int, float))]
+    if len(rest) != 1 or not consts:
+        return None
+    negative = sum(1 for c in consts if c < 0) % 2 == 1
+    if isinstance(rest[0], Op) and rest[0].op == "neg":
+        return rest[0].args[0] if not negative else None
+    return rest[0] if negative else None
 
 
 def elementwise_add(f: KernelFacts) -> list:
