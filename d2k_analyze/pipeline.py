@@ -125,9 +125,11 @@ def analyze_all(jobs: list[Job], catalogue: Catalogue, n_jobs: int, on_done: Tic
 # --- the compiled layer and scoring -----------------------------------------------------------
 
 
-def run_compiled(analyses: list[SubmissionAnalysis], catalogue: Catalogue, n_jobs: int, enabled: bool):
-    """Compile every submission's CUDA translation units once (in parallel) and fold the evidence
-    into the findings. Returns (analyses, status line per submission, compiled kernels per submission)."""
+def run_compiled(analyses: list[SubmissionAnalysis], catalogue: Catalogue, n_jobs: int, enabled: bool,
+                 tasks: dict[str, Task] | None = None):
+    """Compile every submission's CUDA translation units once (in parallel) and its launched Triton
+    kernels (for a known task: the workloads size the launches), and fold the evidence into the
+    findings. Returns (analyses, status line per submission, compiled kernels per submission)."""
     from .compiled import apply_compiled, compile_all, compiled_status, find_toolchain, translation_units
     from .compiled.combine import kernels_for
 
@@ -148,7 +150,36 @@ def run_compiled(analyses: list[SubmissionAnalysis], catalogue: Catalogue, n_job
         out.append(apply_compiled(a, results, catalogue))
         statuses.append(compiled_status(results, notes))
         kernels.append({ua.unit.name: kernels_for(ua.unit.name, results) for ua in a.units if ua.unit.language == "cuda"})
-    return out, statuses, kernels
+    return run_triton(out, statuses, kernels, catalogue, n_jobs, tasks or {})
+
+
+def run_triton(analyses, statuses, kernels, catalogue: Catalogue, n_jobs: int, tasks: dict[str, Task]):
+    """The Triton half of the compiled layer: one sandboxed compile run per submission with launched
+    Triton kernels (``n_jobs`` at a time), its readings folded into the findings."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .compiled import processes
+    from .compiled.triton import compile_submission, status_line
+    from .compiled.triton_combine import apply_triton
+
+    def one(a):
+        return compile_submission(a, tasks.get(a.task) if a.task else None)
+
+    with ThreadPoolExecutor(max_workers=max(1, n_jobs)) as pool:
+        try:
+            results = list(pool.map(one, analyses))
+        except BaseException:
+            processes.stop_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            processes.resume()
+            raise
+    out, lines, arts = [], [], []
+    for a, status, ks, tr in zip(analyses, statuses, kernels, results):
+        out.append(apply_triton(a, tr, catalogue))
+        extra = status_line(tr)
+        lines.append(f"{status}; {extra}" if extra else status)
+        arts.append({**ks, **{u: [o.artifact for o in vs if o.artifact is not None] for u, vs in tr.kernels.items()}})
+    return out, lines, arts
 
 
 def score_all(analyses, statuses, kernels, tasks: dict[str, Task], catalogue: Catalogue, warn: Warn) -> list[SubmissionResult]:
@@ -195,7 +226,7 @@ def run(jobs: list[Job], catalogue: Catalogue, tasks: dict[str, Task], options: 
         warn: Warn = lambda msg: None, tick: Tick = lambda: None, judge_progress=None) -> Outcome:
     """The whole pipeline over ``jobs``: static layers, compiled layer, scores, judge pass."""
     analyses = analyze_all(jobs, catalogue, options.jobs, tick)
-    analyses, statuses, kernels = run_compiled(analyses, catalogue, options.jobs, options.compiled)
+    analyses, statuses, kernels = run_compiled(analyses, catalogue, options.jobs, options.compiled, tasks)
     results = score_all(analyses, statuses, kernels, tasks, catalogue, warn)
     outcome = Outcome(results)
     if options.judge is not None:

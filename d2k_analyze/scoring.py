@@ -93,6 +93,13 @@ def _layers(evidence: tuple[Evidence, ...], default: Layer = "syntax") -> tuple[
     return found or (default,)
 
 
+def _compiled_verdict(finding) -> bool:
+    """A Triton finding decided by the compiled layer (what ``triton.compile`` emitted): it counts
+    even where Triton *source* cannot decide the property (the catalogue's Triton conventions)."""
+    return bool(finding is not None and finding.evidence and finding.evidence[-1].layer == "compiled"
+                and finding.status in (Status.PRESENT, Status.ABSENT))
+
+
 def property_state(prop: str, analysis: SubmissionAnalysis, catalogue: Catalogue) -> PropertyState:
     """Step 1: the state of ``prop`` in the submission, from its live units."""
     if prop not in catalogue:
@@ -107,10 +114,11 @@ def property_state(prop: str, analysis: SubmissionAnalysis, catalogue: Catalogue
     entry = catalogue[prop]
     present, absent, undecided = [], [], []
     for ua in live:
-        if not entry.applies_to(ua.unit.language):
-            continue
-        confidence = entry.confidence[ua.unit.language]
         finding = ua.findings.get(prop)
+        compiled = ua.unit.language == "triton" and _compiled_verdict(finding)
+        if not entry.applies_to(ua.unit.language) and not compiled:
+            continue
+        confidence = "high" if compiled else entry.confidence[ua.unit.language]
         if finding is None:
             undecided.append(f"{ua.unit.name}: no finding")
         elif confidence == "low":

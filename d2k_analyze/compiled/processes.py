@@ -37,7 +37,7 @@ def kill_group(proc: subprocess.Popen) -> None:
         pass  # already gone
 
 
-def run(cmd: list[str], *, timeout: float, cwd: Path | str | None = None) -> subprocess.CompletedProcess:
+def run(cmd: list[str], *, timeout: float, cwd: Path | str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``cmd`` in its own process group and capture its output, like ``subprocess.run``.
 
     Raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds, with the group killed; any
@@ -45,7 +45,7 @@ def run(cmd: list[str], *, timeout: float, cwd: Path | str | None = None) -> sub
     """
     if _stopping.is_set():
         raise Stopped("the analysis is stopping")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env,
                             start_new_session=True)
     with _lock:
         _running.add(proc)

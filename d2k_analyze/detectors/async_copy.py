@@ -21,7 +21,7 @@ from ._base import Rule, Signature, absent, present
 from ._queries import stages_decision
 
 RULE = Rule("async_copy", Signature(ptx=r"\bcp\.async\S*", sass=r"\b(?:LDGSTS|UTMALDG|UBLKCP)\S*", refutes=True, upgrades=True,
-                                    triton=by_instruction(r"\bcp\.async\.(?:ca|cg|bulk)\S*")))  # cp.async or a TMA bulk copy
+                                    triton=by_instruction(r"\bcp\.async\.(?:ca|cg)\.shared\S*|\bcp\.async\.bulk(?:\.tensor\.\dd)?\.shared\S*")))  # global->shared: cp.async or a TMA load
 COPY_ATOMS = ("SM80_CP_ASYNC", "SM90_TMA_LOAD", "SM90_BULK_COPY", "SM100_TMA", "tma.load_async", "tma::load_async", "load_async")
 
 
