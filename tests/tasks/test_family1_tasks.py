@@ -20,6 +20,7 @@ TASKS = load_tasks(REPO / "tasks", load_catalogue())
 # task id -> timed workload names, as docs/tasks.md lists them
 FAMILY = {
     "rmsnorm_residual": ["m4096_n4096", "m16384_n4096", "m4096_n8192", "m32768_n2048"],
+    "swiglu": ["m4096_d14336", "m16384_d4096", "m1024_d28672"],
 }
 PRESENT = [t for t in FAMILY if t in TASKS]
 
