@@ -12,7 +12,9 @@ is visible as a multiple of parsing. ``--copies N`` instead times N renamed copi
     python benchmarks/analyze_throughput.py --scaling 5000 10000 20000 50000
 
 A scaling table comes first: one long generated kernel analysed at growing lengths, with the
-time ratio per doubling of the length (2.0 is linear).
+time ratio per doubling of the length (2.0 is linear). Last, the Triton compiled layer: the time it
+adds per launched Triton kernel of the pilot corpus and experts, cold (an empty cache: every
+variant compiled for sm_90 and sm_100) and cached (``--no-triton`` skips it).
 
 Targets: >= 100 files/s per core on distinct files; <= 2x time per doubling of a kernel's length.
 """
@@ -132,6 +134,47 @@ def scaling(sizes: list[int], catalogue) -> None:
         previous = (n, seconds)
 
 
+PILOT_TRITON = ["corpus/softmax/naive_triton", "corpus/softmax/online_triton", "corpus/layernorm/naive_triton",
+                "corpus/layernorm/welford_triton", "corpus/gemm_bf16/naive_triton", "corpus/gemm_bf16/tiled_triton",
+                "tasks/softmax/expert", "tasks/layernorm/expert", "tasks/gemm_bf16/expert"]
+
+
+def triton_layer(catalogue) -> None:
+    """Milliseconds the Triton compiled layer adds per launched kernel, cold and cached."""
+    from d2k_analyze.analysis import analyze_submission
+    from d2k_analyze.compiled import triton as layer
+    from d2k_spec.task import load_task
+
+    if layer.triton_version() is None:
+        print("triton compiled layer: skipped (triton is not installed)")
+        return
+    subs = []
+    for rel in PILOT_TRITON:
+        task_id = Path(rel).parts[1]
+        subs.append((analyze_submission(rel, ROOT / rel, task_id, catalogue), load_task(ROOT / "tasks" / task_id)))
+    old = os.environ.get("XDG_CACHE_HOME")
+    with tempfile.TemporaryDirectory(prefix="d2k-bench-triton-cache-") as cache:
+        os.environ["XDG_CACHE_HOME"] = cache
+        try:
+            rows = []
+            for label in ("cold", "cached"):
+                results = [layer.compile_submission(a, t) for a, t in subs]
+                kernels = sum(len(r.kernels) for r in results)
+                variants = sum(len(v) for r in results for v in r.kernels.values())
+                seconds = sum(r.seconds for r in results)
+                rows.append((label, kernels, variants, seconds))
+        finally:
+            if old is None:
+                os.environ.pop("XDG_CACHE_HOME", None)
+            else:
+                os.environ["XDG_CACHE_HOME"] = old
+    print(f"triton compiled layer (triton {layer.triton_version()}, sm_90 + sm_100), {len(subs)} pilot submissions:")
+    print(f"{'':>7} {'kernels':>8} {'variants':>9} {'seconds':>9} {'ms/kernel':>10} {'ms/variant':>11}")
+    for label, kernels, variants, seconds in rows:
+        print(f"{label:>7} {kernels:>8} {variants:>9} {seconds:>9.2f} {1e3 * seconds / max(kernels, 1):>10.1f} "
+              f"{1e3 * seconds / max(variants, 1):>11.1f}")
+
+
 def main() -> None:
     cores = os.cpu_count() or 1
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -139,6 +182,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, nargs="+", default=sorted({1, cores}))
     parser.add_argument("--scaling", type=int, nargs="*", default=[5000, 10000, 20000],
                         help="kernel lengths for the scaling table (ratio = time growth per doubling; none to skip)")
+    parser.add_argument("--no-triton", action="store_true", help="skip the Triton compiled layer's timing")
     args = parser.parse_args()
     catalogue = load_catalogue()
     if args.scaling:
@@ -164,6 +208,8 @@ def main() -> None:
         print(f"tree-sitter parse only, 1 core: {seconds:.2f} s, {len(files) / seconds:.1f} files/s, {size / 1e6 / seconds:.2f} MB/s")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if not args.no_triton:
+        triton_layer(catalogue)
 
 
 if __name__ == "__main__":
