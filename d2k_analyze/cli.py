@@ -53,6 +53,8 @@ tasks/ and optionally rubrics/properties.toml), else the bundled suite.
 overwrites an existing file only if d2k wrote it (or with --force).
 The compiled layer runs nvcc (sm_90: PTX, SASS where cuobjdump exists, -Xptxas -v) when nvcc is
 on PATH, caching by content under $XDG_CACHE_HOME/d2k-bench/compiled; without nvcc it is skipped.
+For launched Triton kernels of a known task it runs triton.compile for sm_90 and sm_100 (no GPU
+needed) in a sandboxed subprocess and reads TTGIR/PTX; without triton installed it is skipped.
 
 {exit_codes.HELP}
 """
