@@ -67,3 +67,21 @@ def test_both_outputs_are_judged_in_order():
             check_values(escrow, (y, h), tol, name)
     assert not compare_all(y, (y, h), tol).ok  # one output where two are expected
     assert "returned 1 outputs, expected 2" in compare_all([y], (y, h), tol).reason
+
+
+def test_bandwidth_summary_uses_the_tasks_bytes_model():
+    """benchmarks/family1_summary.py (the H200 family run's table) on measured pilot records: the
+    achieved GB/s is reference.py's bytes_moved over the median time, and its fraction of the peak."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("family1_summary", REPO / "benchmarks" / "family1_summary.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    records = [json.loads(line) for line in (REPO / "examples" / "h200" / "pilot_results.jsonl").read_text().splitlines() if line.strip()]
+    rec = next(r for r in records if r["task"] == "layernorm" and r["role"] == "expert" and r["workload"] == "m4096_n8192")
+    gbps = (2 * 4096 * 8192 + 2 * 8192) * 2 / (rec["timing"]["median_ms"] * 1e-3) / 1e9
+    lines = mod.summarise(records, 4000.0, REPO / "tasks")
+    row = next(line for line in lines if line.startswith("layernorm") and "m4096_n8192" in line and " expert " in line)
+    assert row.split()[-2:] == [f"{gbps:.0f}", f"{gbps / 4000.0:.3f}"]
+    assert any(line.startswith(f"expert layernorm/m4096_n8192: {gbps / 4000.0:.3f} of 4000 GB/s") for line in lines)

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Profile the family-1 (memory-bound) tasks on one H200, in one command, from the repository root:
+#     OUT=/some/dir bash benchmarks/family1_h200.sh
+# What it runs: d2k-profile over tasks/<id> (the expert, with the reference timed beside it) and
+# corpus/<id> (every corpus kernel) of each task, on every timed workload and seed, plus
+# --self-check (the reference against itself: the noise floor), all in ONE d2k-profile command
+# whose wall time is the family's profiling time. Then benchmarks/family1_summary.py prints, per
+# task x workload x submission: status, median ms, speedup vs the reference and vs the expert, the
+# achieved GB/s from reference.py's minimum-traffic bytes_moved, and that as a fraction of the
+# H200's measured ~4.3 TB/s copy bandwidth (PEAK_GBPS), with the experts' fractions at the end.
+# Settings (environment):
+#   TASKS     task ids (default: the family-1 tasks that exist here: rmsnorm_residual swiglu
+#             reduce_sum transpose cross_entropy rope prefix_scan histogram)
+#   BUDGET    d2k-profile --budget, timing seconds per workload (default 0.5: the family then runs
+#             in ~3-5 minutes; the pilot run took 366 s for 92 records at 1.0)
+#   DEADLINE  seconds for the whole d2k-profile command (default 480, under a 10-minute limit)
+#   SMOKE=1   CPU check of this script: --smoke --cpu (no timing; CUDA C++ marked skipped)
+# Results in $OUT (at most 4 files): summary.txt (machine, the command's wall time, the table),
+# console.log (everything printed), raw.tgz (results.jsonl, summary.csv, environment.json, logs).
+set -u
+export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH} TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/d2k-family1-out}
+WORK=${WORK:-/tmp/d2k-family1-work}
+BUDGET=${BUDGET:-0.5}
+DEADLINE=${DEADLINE:-480}
+PEAK_GBPS=${PEAK_GBPS:-4300}
+FAMILY="rmsnorm_residual swiglu reduce_sum transpose cross_entropy rope prefix_scan histogram"
+mkdir -p "$OUT" "$WORK"
+SUM="$OUT/summary.txt"; LOG="$OUT/console.log"
+: > "$SUM"; : > "$LOG"
+note() { echo "$*" | tee -a "$SUM"; }
+
+paths=(); names=()
+for t in ${TASKS:-$FAMILY}; do
+  [ -f "tasks/$t/task.toml" ] || { [ -n "${TASKS:-}" ] && note "task $t: no tasks/$t/task.toml, left out"; continue; }
+  paths+=("tasks/$t"); names+=("$t")
+  [ -d "corpus/$t" ] && paths+=("corpus/$t")
+done
+if [ ${#paths[@]} -eq 0 ]; then note "no family-1 task folder found under tasks/"; exit 2; fi
+
+extra=(--budget "$BUDGET" --jobs "$(nproc 2>/dev/null || echo 4)")
+[ "${SMOKE:-0}" = 1 ] && extra=(--smoke --cpu --jobs 2)
+{
+  echo "== machine"
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
+  python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)"
+  echo "nvcc: $(nvcc --version 2>/dev/null | tail -1)"
+  echo "tasks: ${names[*]}"
+  echo "command: d2k-profile ${paths[*]} --self-check ${extra[*]} --out \$WORK/family1"
+} >> "$SUM" 2>&1
+
+rm -rf "$WORK/family1"
+t0=$(date +%s.%N)
+timeout -k 10 "$DEADLINE" python3 -m d2k_profile.cli "${paths[@]}" --self-check "${extra[@]}" --out "$WORK/family1" >> "$LOG" 2>&1
+rc=$?
+t1=$(date +%s.%N)
+note "== d2k-profile rc=$rc wall $(python3 -c "print(f'{$t1-$t0:.1f}')") s (one command: ${#names[@]} tasks, experts, corpus, reference self-checks)"
+[ $rc -eq 124 ] && note "   (stopped at the ${DEADLINE} s deadline: the records finished so far are kept; rerun with --resume semantics or a smaller BUDGET)"
+
+if [ -f "$WORK/family1/results.jsonl" ]; then
+  python3 benchmarks/family1_summary.py "$WORK/family1/results.jsonl" --peak-gbps "$PEAK_GBPS" >> "$SUM" 2>> "$LOG" \
+    || note "summary failed (see console.log)"
+else
+  note "no results.jsonl (see console.log)"
+fi
+tail -n 25 "$LOG" > "$WORK/family1/console_tail.txt" 2>/dev/null
+(cd "$WORK" && tar czf "$OUT/raw.tgz" --exclude='*/build/*' family1 2>/dev/null)
+cat "$SUM"
+exit $rc
