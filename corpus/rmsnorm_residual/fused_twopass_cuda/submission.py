@@ -11,7 +11,7 @@ CPP_SRC = r"""
 extern "C" int launch_add_rmsnorm(const void* x, const void* res, const void* gamma, void* out, void* hsum,
                                   int rows, int cols, float eps, cudaStream_t stream);
 
-std::vector<torch::Tensor> add_rmsnorm(torch::Tensor x, torch::Tensor res, torch::Tensor gamma) {
+std::tuple<torch::Tensor, torch::Tensor> add_rmsnorm(torch::Tensor x, torch::Tensor res, torch::Tensor gamma) {
   TORCH_CHECK(x.is_cuda() && x.scalar_type() == at::kBFloat16, "x must be a bf16 CUDA tensor");
   auto out = torch::empty_like(x);
   auto hsum = torch::empty_like(x);
@@ -39,5 +39,4 @@ def _get_ext():
 
 
 def run(x, residual, weight):
-    y, h = _get_ext().add_rmsnorm(x.contiguous(), residual.contiguous(), weight.contiguous())
-    return y, h
+    return _get_ext().add_rmsnorm(x.contiguous(), residual.contiguous(), weight.contiguous())

@@ -2,9 +2,9 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
-namespace rn {
-
 constexpr int kPack = 8;  // bf16 per 16-byte vector
+
+namespace rn {
 
 __device__ __forceinline__ void unpack8(const uint4& u, float (&f)[kPack]) {
   const __nv_bfloat162* two = reinterpret_cast<const __nv_bfloat162*>(&u);
@@ -48,29 +48,29 @@ __global__ void __launch_bounds__(1024) fused_add_rmsnorm_vec(const __nv_bfloat1
                                                               const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ y,
                                                               __nv_bfloat16* __restrict__ h, int nvec, float inv_n, float eps) {
   __shared__ float scratch[32];
-  const size_t row0 = (size_t)blockIdx.x * nvec * rn::kPack;
+  const size_t row0 = (size_t)blockIdx.x * nvec * kPack;
   const uint4* xv = reinterpret_cast<const uint4*>(x + row0);
   const uint4* rv = reinterpret_cast<const uint4*>(r + row0);
   uint4* hv = reinterpret_cast<uint4*>(h + row0);
   uint4* yv = reinterpret_cast<uint4*>(y + row0);
   const uint4* wv = reinterpret_cast<const uint4*>(w);
 
-  float hreg[VPT][rn::kPack];
+  float hreg[VPT][kPack];
   float sq = 0.f;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
     const int v = threadIdx.x + k * blockDim.x;
     if (v < nvec) {
-      float a[rn::kPack], b[rn::kPack];
+      float a[kPack], b[kPack];
       rn::unpack8(xv[v], a);
       rn::unpack8(rv[v], b);
 #pragma unroll
-      for (int e = 0; e < rn::kPack; ++e) hreg[k][e] = a[e] + b[e];
+      for (int e = 0; e < kPack; ++e) hreg[k][e] = a[e] + b[e];
       const uint4 packed = rn::pack8(hreg[k]);
       hv[v] = packed;
       rn::unpack8(packed, hreg[k]);  // continue from the rounded h, as stored
 #pragma unroll
-      for (int e = 0; e < rn::kPack; ++e) sq += hreg[k][e] * hreg[k][e];
+      for (int e = 0; e < kPack; ++e) sq += hreg[k][e] * hreg[k][e];
     }
   }
   const float scale = rsqrtf(rn::block_allreduce(sq, scratch) * inv_n + eps);
@@ -78,10 +78,10 @@ __global__ void __launch_bounds__(1024) fused_add_rmsnorm_vec(const __nv_bfloat1
   for (int k = 0; k < VPT; ++k) {
     const int v = threadIdx.x + k * blockDim.x;
     if (v < nvec) {
-      float g[rn::kPack], o[rn::kPack];
+      float g[kPack], o[kPack];
       rn::unpack8(wv[v], g);
 #pragma unroll
-      for (int e = 0; e < rn::kPack; ++e) o[e] = hreg[k][e] * scale * g[e];
+      for (int e = 0; e < kPack; ++e) o[e] = hreg[k][e] * scale * g[e];
       yv[v] = rn::pack8(o);
     }
   }
@@ -108,7 +108,7 @@ __global__ void fused_add_rmsnorm_scalar(const __nv_bfloat16* __restrict__ x, co
 
 template <int VPT>
 static void launch_vec(const void* x, const void* r, const void* w, void* y, void* h, int m, int n, float eps, cudaStream_t s) {
-  const int nvec = n / rn::kPack;
+  const int nvec = n / kPack;
   int threads = (nvec + VPT - 1) / VPT;
   threads = ((threads + 31) / 32) * 32;
   fused_add_rmsnorm_vec<VPT><<<m, threads, 0, s>>>((const __nv_bfloat16*)x, (const __nv_bfloat16*)r, (const __nv_bfloat16*)w,
@@ -119,9 +119,9 @@ extern "C" int fused_add_rmsnorm_launch(const void* x, const void* r, const void
                                         float eps, cudaStream_t stream) {
   if (m <= 0 || n <= 0) return 0;
   const bool aligned = ((uintptr_t)x | (uintptr_t)r | (uintptr_t)w | (uintptr_t)y | (uintptr_t)h) % 16 == 0;
-  if (aligned && n % rn::kPack == 0 && n <= 2 * 1024 * rn::kPack) {
+  if (aligned && n % kPack == 0 && n <= 2 * 1024 * kPack) {
     launch_vec<2>(x, r, w, y, h, m, n, eps, stream);
-  } else if (aligned && n % rn::kPack == 0 && n <= 4 * 1024 * rn::kPack) {
+  } else if (aligned && n % kPack == 0 && n <= 4 * 1024 * kPack) {
     launch_vec<4>(x, r, w, y, h, m, n, eps, stream);
   } else {
     const size_t smem = (size_t)n * sizeof(float);

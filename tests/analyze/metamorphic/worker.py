@@ -78,11 +78,18 @@ def _capture_load_inline(module, run, inputs) -> dict:
         return _Recorder(used)
 
     original = ext.load_inline
+    # ``from torch.utils.cpp_extension import load_inline`` at the top of a submission binds the
+    # function before this patch: swap those module-level names too.
+    bound = [k for k, v in vars(module).items() if v is original]
     ext.load_inline = fake
+    for k in bound:
+        setattr(module, k, fake)
     try:
         run(inputs)
     finally:
         ext.load_inline = original
+        for k in bound:
+            setattr(module, k, original)
     return {"load_inline": calls, "attributes": used}
 
 
