@@ -327,11 +327,14 @@ class Judge:
         device = SandboxDevice(s, inputs, index, escrow_of, escrow_views, self.reference, tol, in_place, deadline, out)
         findings = crosscheck.Findings([], [])
         self.quiesce(s, deadline, "before the timed calls", findings)
+        # The hold kernel is calibrated before the trace starts: its calibration launches belong
+        # to no call, and the trace counts every activity outside a call against the sandbox.
+        cycles_per_us = self.calibrate(st, deadline)
         # The trace starts before the warmup: CUPTI's per-API-call overhead lengthens the host's
         # enqueue time, and the stream hold is sized from the warmup's enqueue times.
         trace_why = self.begin_trace(s, deadline)
         host_ms = warmup(names, device, self.cfg)
-        hold = hold_for(host_ms, self.calibrate(st, deadline))
+        hold = hold_for(host_ms, cycles_per_us)
         out.hold_us = hold.us
         m = measure(names, device, self.cfg, self.rng, hold)
         calls = list(m.calls)
