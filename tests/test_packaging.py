@@ -17,7 +17,10 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 def test_every_code_package_is_listed_for_the_wheel():
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
-    found = {".".join(p.parent.relative_to(ROOT).parts) for p in ROOT.glob("d2k_*/**/__init__.py")}
+    # every folder of Python modules is a package: one without __init__.py would be left out of
+    # the wheel silently (an implicit namespace package), so it is found by its modules
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in ROOT.glob("d2k_*/**/*.py")
+             if "__pycache__" not in p.parts and "native" not in p.parts}
     assert found <= listed, f"packages missing from pyproject.toml: {sorted(found - listed)}"
     data = PYPROJECT["tool"]["setuptools"]["package-dir"]
     assert data == {"d2k_spec._data.rubrics": "rubrics", "d2k_spec._data.tasks": "tasks"}
