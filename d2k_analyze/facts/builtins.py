@@ -14,7 +14,7 @@ import re
 from fractions import Fraction
 
 from . import poly as P
-from .expr import Attr, Call, Cast, E, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef, atoms, num, short, walk
+from .expr import Attr, Call, Cast, E, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef, atoms, num, order_key, short, walk
 from .ir import Assign, Loc, Loop
 from .kernel import CallFact, LoopFact
 from .types import base_type
@@ -65,7 +65,7 @@ def binop(op: str, args: tuple[E, ...]) -> E:
         for a in args:
             flat += list(a.args) if isinstance(a, Op) and a.op == op else [a]
         uniq = tuple(dict.fromkeys(flat))
-        return uniq[0] if len(uniq) == 1 else Op(op, tuple(sorted(uniq, key=repr)))
+        return uniq[0] if len(uniq) == 1 else Op(op, tuple(sorted(uniq, key=order_key)))
     if len(args) == 2:
         a, b = args
         va, vb = vals
@@ -106,7 +106,7 @@ def binop(op: str, args: tuple[E, ...]) -> E:
         flat: list[E] = []
         for x in args:
             flat += list(x.args) if isinstance(x, Op) and x.op == op and op in ("+", "*", "min", "max") else [x]
-        return Op(op, tuple(sorted(flat, key=repr)))
+        return Op(op, tuple(sorted(flat, key=order_key)))
     return Op(op, tuple(args))
 
 

@@ -268,8 +268,42 @@ def operators(e: E) -> tuple[E, ...]:
     return result
 
 
+_SIZES: dict[int, tuple[E, int]] = {}
+_ORDER: dict[int, tuple[E, str]] = {}
+
+
+def order_key(e: E) -> str:
+    """A deterministic sort key for operands of commutative operators (``max(a, b)`` and
+    ``max(b, a)`` become one value): the node's text, memoised per object, since the same
+    running values are re-sorted at every step of a loop."""
+    hit = _ORDER.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    key = repr(e)
+    if len(_ORDER) >= _NODES_LIMIT:
+        _ORDER.clear()
+    _ORDER[id(e)] = (e, key)
+    return key
+
+
 def size(e: E, cap: int = 10_000) -> int:
-    return min(len(nodes(e)), cap)
+    """The number of nodes of ``e`` (at most ``cap``), memoised per object from its children's
+    sizes: the interpreter asks it of every value it builds, and a new value is mostly made of
+    values already measured, so no tree is walked twice."""
+    hit = _SIZES.get(id(e))
+    if hit is not None and hit[0] is e:
+        return min(hit[1], cap)
+    get = _CHILDREN.get(type(e))
+    if get is None:
+        return 1
+    try:
+        n = 1 + sum(size(c) for c in get(e))
+    except RecursionError:
+        n = len(nodes(e))
+    if len(_SIZES) >= _NODES_LIMIT:
+        _SIZES.clear()
+    _SIZES[id(e)] = (e, n)
+    return min(n, cap)
 
 
 def any_node(e: E, pred: Callable[[E], bool]) -> bool:

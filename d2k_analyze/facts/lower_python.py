@@ -7,7 +7,7 @@ both lower to ``Call("tl.dot")``. Docstrings, comments and strings that are not 
 
 from __future__ import annotations
 
-from ..parsing.treesitter import Node, text, walk
+from ..parsing.treesitter import Node, of_types, text, walk
 from .expr import Attr, Call, E, Index, Lambda, Name, Num, Op, Str, Sym, Tup
 from .ir import Assign, ExprStmt, Func, If, Loc, Loop, Param, Return, Stmt
 
@@ -36,7 +36,7 @@ def canonical(path: str) -> str:
 def imports(root: Node) -> dict[str, str]:
     """``alias -> full dotted path`` of every import in a module (module level and nested)."""
     table = dict(DEFAULT_IMPORTS)
-    for n in walk(root):
+    for n in of_types(root, "python", ("import_statement", "import_from_statement")):
         if n.type == "import_statement":
             for c in n.named_children:
                 if c.type == "aliased_import":
@@ -52,12 +52,10 @@ def imports(root: Node) -> dict[str, str]:
                     table[text(c.child_by_field_name("alias"))] = f"{base}.{text(c.child_by_field_name('name'))}"
                 elif c.type == "dotted_name":
                     table[text(c).split(".")[-1]] = f"{base}.{text(c)}"
-        elif n.type in ("function_definition", "class_definition") and n.parent is not None and n.parent.type == "module":
-            continue
     # module-level names bound to an imported API (``desc_fn = tl.make_tensor_descriptor``, also
     # under ``if hasattr(tl, ...):`` / ``try:``): the first binding in source order stands
-    for n in walk(root):
-        if n.type != "assignment" or not _module_level(n):
+    for n in of_types(root, "python", ("assignment",)):
+        if not _module_level(n):
             continue
         left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
         if left is None or right is None or left.type != "identifier" or right.type not in ("attribute", "identifier"):
@@ -112,17 +110,11 @@ class PythonLowering:
 
     def _assigned_names(self, node: Node) -> set[str]:
         out: set[str] = set()
-        for n in walk(node):
-            if n.type in ("assignment", "augmented_assignment"):
-                left = n.child_by_field_name("left")
-                for m in walk(left) if left is not None else []:
-                    if m.type == "identifier":
-                        out.add(text(m))
-            elif n.type == "for_statement":
-                left = n.child_by_field_name("left")
-                for m in walk(left) if left is not None else []:
-                    if m.type == "identifier":
-                        out.add(text(m))
+        for n in of_types(node, "python", ("assignment", "augmented_assignment", "for_statement")):
+            left = n.child_by_field_name("left")
+            for m in walk(left) if left is not None else []:
+                if m.type == "identifier":
+                    out.add(text(m))
         return out
 
     # --- statements ----------------------------------------------------------------------

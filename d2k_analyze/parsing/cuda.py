@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .treesitter import Node, error_rows, parse, text, walk
+from .treesitter import Node, error_rows, of_types, parse, text, walk
 
 # Attribute macros the grammar cannot parse; blanked (same length, newlines kept) before parsing.
 _ATTRIBUTE_RE = re.compile(
@@ -167,7 +167,7 @@ def _scan_body(body: Node | None) -> tuple[set[str], set[str], list[LaunchSite],
     index: dict[str, list[Node]] = {"call_expression": [], "branch": []}
     if body is None:
         return calls, names, launches, index
-    for n in walk(body):
+    for n in of_types(body, "cuda", ("identifier", "call_expression") + _INDEXED_TYPES):
         t = n.type
         if t == "identifier":
             names.add(text(n))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .treesitter import Node, error_rows, parse, text, walk
+from .treesitter import Node, error_rows, of_types, parse, text, walk
 
 _CUDA_HINT = re.compile(r"__global__|__device__|#include|extern\s+\"C\"|torch::Tensor|PYBIND11_MODULE|at::Tensor")
 _CU_FILE = re.compile(r"[\w./-]+\.(?:cu|cuh|cpp|cc|h|hpp)$")
@@ -187,7 +187,7 @@ def _launch(call: Node) -> TritonLaunch | None:
 def _scan(node: Node) -> tuple[set[str], list[TritonLaunch]]:
     names: set[str] = set()
     launches: list[TritonLaunch] = []
-    for n in walk(node):
+    for n in of_types(node, "python", ("identifier", "string_content", "call")):
         t = n.type
         if t == "identifier":
             names.add(text(n))
