@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from d2k_profile import anticheat
-from d2k_profile.nulls import null_outputs, passing_nulls
+from d2k_profile.nulls import best_scalar_constant, null_outputs, passing_nulls
 from d2k_spec.task import Tolerance
 
 TOL = Tolerance(atol=1e-6, rtol=1e-4, max_rel_l2=1e-4)
@@ -75,3 +75,35 @@ def test_nulls_catch_weak_and_pass_strong_workloads():
     loose = Tolerance(atol=1e-2, rtol=0.0, max_rel_l2=10.0)
     long_rows = torch.randn(2, 100000)
     assert "zeros" in passing_nulls((long_rows,), torch.softmax(long_rows, -1), loose)
+
+
+def test_scalar_constant_null_is_fixed_before_the_inputs():
+    """A one-element output's best constant is not the reference's own value (that is the answer):
+    it is one value chosen over every seed's reference, and it must pass all of them."""
+    tol = Tolerance(atol=1e-4, rtol=1e-4, max_rel_l2=1e-4)
+    sums = [torch.tensor(v, dtype=torch.float32) for v in (1000.0, 1000.05, 999.98)]
+    x = torch.randn(16)
+    # without the other seeds there is no scalar constant to try
+    assert "constant" not in null_outputs((x,), sums[0])
+    assert passing_nulls((x,), sums[0], tol) == []
+    # seeds whose sums lie within the tolerance of one value: a hard-coded 1000.0 passes them all
+    assert passing_nulls((x,), sums[0], tol, tuple(sums[1:])) == ["constant"]
+    c = float(null_outputs((x,), sums[0], tuple(sums[1:]), tol)["constant"][0])
+    assert all(abs(c - float(s)) <= 1e-4 + 1e-4 * float(s) for s in sums)
+    # sums that vary between seeds by more than the tolerance: no constant passes every seed
+    spread = [torch.tensor(v) for v in (1000.0, 1250.0, 820.0)]
+    assert passing_nulls((x,), spread[0], tol, tuple(spread[1:])) == []
+    # ... even though a constant passes each seed alone (the old rule's blind spot)
+    assert all(passing_nulls((x,), s, tol, (s.clone(),)) == ["constant"] for s in spread)
+
+
+def test_best_scalar_constant_intersects_the_accepted_intervals():
+    tol = Tolerance(atol=0.0, rtol=0.1, max_rel_l2=1.0)
+    assert best_scalar_constant([10.0, 11.5], tol) == pytest.approx((10.35 + 11.0) / 2)  # [9, 11] & [10.35, 12.65]
+    assert best_scalar_constant([10.0, 20.0], tol) == pytest.approx(15.0)  # disjoint: the mean, which fails both
+    assert not passing_nulls((torch.ones(3),), torch.tensor(10.0), tol, (torch.tensor(20.0),))
+    # the fallback mean (1060) lies within the first seed's 10 % but not the last seed's: it is
+    # judged on every seed, as a kernel returning it would be
+    seeds = [torch.tensor(v) for v in (1000.0, 1000.0, 1000.0, 1000.0, 1300.0)]
+    assert best_scalar_constant([1000.0, 1000.0, 1000.0, 1000.0, 1300.0], tol) == pytest.approx(1060.0)
+    assert passing_nulls((torch.ones(3),), seeds[0], tol, tuple(seeds[1:])) == []
