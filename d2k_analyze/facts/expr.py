@@ -14,7 +14,10 @@ in ``mean + (x - mean) / n`` is the same value twice.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from functools import wraps
+from typing import Callable, Iterator, TypeVar
+
+T = TypeVar("T")
 
 
 class E:
@@ -219,18 +222,33 @@ def rewrite(e: E, fn: Callable[[E], E]) -> E:
     return fn(e)
 
 
-_NODES: dict[int, tuple[E, tuple[E, ...]]] = {}
 _NODES_LIMIT = 100_000
-_ATOMS: dict[int, tuple[E, frozenset[str]]] = {}
 
 
+def per_node(fn: Callable[[E], T]) -> Callable[[E], T]:
+    """Memoise a function of one expression per expression *object*: detectors and the
+    interpreter ask the same questions of the same resolved values again and again, and these
+    trees are deep. The memo holds the expression itself, so an id is never reused while it is
+    cached; it is emptied when it grows past ``_NODES_LIMIT`` entries."""
+    memo: dict[int, tuple[E, T]] = {}
+
+    @wraps(fn)
+    def cached(e: E) -> T:
+        hit = memo.get(id(e))
+        if hit is not None and hit[0] is e:
+            return hit[1]
+        result = fn(e)
+        if len(memo) >= _NODES_LIMIT:
+            memo.clear()
+        memo[id(e)] = (e, result)
+        return result
+
+    return cached
+
+
+@per_node
 def nodes(e: E) -> tuple[E, ...]:
-    """Every node of ``e`` in pre-order, memoised per expression object: detectors ask many
-    questions of the same resolved values, and walking them once is most of the analysis time.
-    The memo holds the expression itself, so an id is never reused while it is cached."""
-    hit = _NODES.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
+    """Every node of ``e`` in pre-order (walking them once is most of a detector's time)."""
     out: list[E] = []
     stack = [e]
     get = _CHILDREN.get
@@ -240,11 +258,7 @@ def nodes(e: E) -> tuple[E, ...]:
         kids = get(type(n))
         if kids is not None:
             stack.extend(reversed(kids(n)))
-    if len(_NODES) >= _NODES_LIMIT:
-        _NODES.clear()
-    result = tuple(out)
-    _NODES[id(e)] = (e, result)
-    return result
+    return tuple(out)
 
 
 def walk(e: E) -> Iterator[E]:
@@ -252,58 +266,37 @@ def walk(e: E) -> Iterator[E]:
     return iter(nodes(e))
 
 
-_OPERATORS: dict[int, tuple[E, tuple[E, ...]]] = {}
-
-
+@per_node
 def operators(e: E) -> tuple[E, ...]:
-    """The operator and call nodes of ``e`` (pre-order), memoised like :func:`nodes`: formula
-    recognisers only ever look at these."""
-    hit = _OPERATORS.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    result = tuple(n for n in nodes(e) if type(n) is Op or type(n) is Call)
-    if len(_OPERATORS) >= _NODES_LIMIT:
-        _OPERATORS.clear()
-    _OPERATORS[id(e)] = (e, result)
-    return result
+    """The operator and call nodes of ``e`` (pre-order): formula recognisers only look at these."""
+    return tuple(n for n in nodes(e) if type(n) is Op or type(n) is Call)
 
 
-_SIZES: dict[int, tuple[E, int]] = {}
-_ORDER: dict[int, tuple[E, str]] = {}
-
-
+@per_node
 def order_key(e: E) -> str:
     """A deterministic sort key for operands of commutative operators (``max(a, b)`` and
-    ``max(b, a)`` become one value): the node's text, memoised per object, since the same
-    running values are re-sorted at every step of a loop."""
-    hit = _ORDER.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    key = repr(e)
-    if len(_ORDER) >= _NODES_LIMIT:
-        _ORDER.clear()
-    _ORDER[id(e)] = (e, key)
-    return key
+    ``max(b, a)`` become one value): the node's text. The same running values are re-sorted at
+    every step of a loop."""
+    return repr(e)
 
 
-def size(e: E, cap: int = 10_000) -> int:
-    """The number of nodes of ``e`` (at most ``cap``), memoised per object from its children's
-    sizes: the interpreter asks it of every value it builds, and a new value is mostly made of
-    values already measured, so no tree is walked twice."""
-    hit = _SIZES.get(id(e))
-    if hit is not None and hit[0] is e:
-        return min(hit[1], cap)
+@per_node
+def _node_count(e: E) -> int:
+    """Counted from the children's counts: a new value is mostly made of values already
+    counted, so no tree is walked twice."""
     get = _CHILDREN.get(type(e))
     if get is None:
         return 1
     try:
-        n = 1 + sum(size(c) for c in get(e))
+        return 1 + sum(min(_node_count(c), 10_000) for c in get(e))
     except RecursionError:
-        n = len(nodes(e))
-    if len(_SIZES) >= _NODES_LIMIT:
-        _SIZES.clear()
-    _SIZES[id(e)] = (e, n)
-    return min(n, cap)
+        return len(nodes(e))
+
+
+def size(e: E, cap: int = 10_000) -> int:
+    """The number of nodes of ``e``, at most ``cap`` (the interpreter asks it of every value it
+    builds, to keep values small)."""
+    return min(_node_count(e), cap)
 
 
 def any_node(e: E, pred: Callable[[E], bool]) -> bool:
@@ -323,20 +316,10 @@ def short(fn: str) -> str:
 SPACE_MARKERS = {"make_smem_ptr": "space:shared", "make_gmem_ptr": "space:global", "make_tmem_ptr": "space:tmem", "make_rmem_ptr": "space:local"}
 
 
+@per_node
 def atoms(e: E) -> frozenset[str]:
     """Every atom key ``e`` depends on: Sym keys and their deps, loads as ``load:<space>`` and
     ``obj#<n>``, pointers as ``obj#<n>``, CuTe-style pointer makers as ``space:<space>``."""
-    hit = _ATOMS.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    result = _atoms(e)
-    if len(_ATOMS) >= _NODES_LIMIT:
-        _ATOMS.clear()
-    _ATOMS[id(e)] = (e, result)
-    return result
-
-
-def _atoms(e: E) -> frozenset[str]:
     out: set[str] = set()
     for n in walk(e):
         if isinstance(n, Sym):
