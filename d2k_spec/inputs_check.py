@@ -80,10 +80,13 @@ def check_inputs(task: Task) -> list[Problem]:
         try:
             inputs = tuple(ref.make_inputs(w, w.seeds[0], "meta"))
             problems += _check_tensors("input", task.interface.inputs, inputs, w, file, key)
+            # flops() may be 0 for pure data movement (a transpose computes nothing); bytes_moved never is
             for fn in ("flops", "bytes_moved"):
                 value = getattr(ref, fn)(dict(w.params))
-                if not isinstance(value, (int, float)) or value <= 0:
-                    problems.append(Problem(file, key, f"{fn}() returned {value!r}, expected a positive number"))
+                zero_ok = fn == "flops"
+                if not isinstance(value, (int, float)) or value < 0 or (value == 0 and not zero_ok):
+                    what = "a non-negative number" if zero_ok else "a positive number"
+                    problems.append(Problem(file, key, f"{fn}() returned {value!r}, expected {what}"))
         except Exception as exc:
             problems.append(Problem(file, key, f"inputs cannot be built: {exc!r} (at {_where(exc, task.reference_path)})"))
 

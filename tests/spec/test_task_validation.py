@@ -140,3 +140,13 @@ def test_reference_missing_functions(task_dir, catalogue):
     edit(task_dir, "def flops(params):", "def flop_count(params):", file="reference.py")
     (problem,) = check_inputs(load_task(task_dir, catalogue))
     assert problem.message == "missing function(s): flops"
+
+
+def test_zero_flops_is_data_movement_but_zero_bytes_is_not(task_dir, catalogue):
+    """A transpose computes nothing (flops 0 is valid); negative flops or zero bytes are bugs."""
+    edit(task_dir, 'return float(params["N"])', "return 0.0", file="reference.py")
+    assert check_inputs(load_task(task_dir, catalogue)) == []
+    edit(task_dir, "return 0.0", "return -1.0", file="reference.py")
+    assert any(p.message == "flops() returned -1.0, expected a non-negative number" for p in check_inputs(load_task(task_dir, catalogue)))
+    edit(task_dir, "return 8.0 * params[\"N\"]", "return 0.0", file="reference.py")
+    assert any(p.message == "bytes_moved() returned 0.0, expected a positive number" for p in check_inputs(load_task(task_dir, catalogue)))

@@ -21,6 +21,7 @@ TASKS = load_tasks(REPO / "tasks", load_catalogue())
 FAMILY = {
     "rmsnorm_residual": ["m4096_n4096", "m16384_n4096", "m4096_n8192", "m32768_n2048"],
     "swiglu": ["m4096_d14336", "m16384_d4096", "m1024_d28672"],
+    "transpose": ["m8192_n8192", "m16384_n4096", "m4097_n16383"],
 }
 PRESENT = [t for t in FAMILY if t in TASKS]
 
