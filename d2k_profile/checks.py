@@ -72,12 +72,37 @@ def check_aliasing(frame: CallFrame, what: str, in_place: bool) -> None:
         raise Verdict(Status.CHEAT_SUSPECTED, f"{what}: an output aliases an input")
 
 
-def check_inputs(shared: tuple, plain: tuple, what: str, in_place: bool) -> None:
-    """The shared input buffers must still hold exactly what the judge wrote."""
+def check_inputs(shared: tuple, plain: tuple, what: str, in_place: bool, after: tuple | None = None,
+                 tol: Tolerance | None = None) -> None:
+    """The shared input buffers must still hold exactly what the judge wrote; for an in-place task,
+    what the reference's own in-place call left in its copies (``after``, see :func:`run_reference`)."""
     if in_place:
+        if after is not None:
+            check_in_place(shared, plain, after, tol or EXACT, what)
         return
     if changed := anticheat.modified_inputs(plain, shared):
         raise Verdict(Status.CHEAT_SUSPECTED, f"{what}: modified input(s) {changed} (the task is not in-place)")
+
+
+def check_in_place(shared: tuple, plain: tuple, after: tuple, tol: Tolerance, what: str) -> None:
+    """An in-place task's result is the input buffers, not only what the call returns: every input
+    the reference writes must hold the reference's result (within ``tol``; returning right values in
+    new tensors and leaving the inputs untouched is ``incorrect``), every input it leaves alone must
+    be bit-for-bit unchanged (a cheat otherwise, as for an out-of-place task)."""
+    written = set(anticheat.modified_inputs(plain, after))
+    for i in sorted(written):
+        cmp = compare_all(shared[i], after[i], tol)
+        if not cmp.ok:
+            raise Verdict(Status.INCORRECT, f"{what}: input {i} does not hold the in-place result: {cmp.reason}")
+    if changed := [i for i in anticheat.modified_inputs(plain, shared) if i not in written]:
+        raise Verdict(Status.CHEAT_SUSPECTED, f"{what}: modified input(s) {changed}, which the in-place reference leaves unchanged")
+
+
+def run_reference(reference, plain: tuple) -> tuple[object, tuple]:
+    """The reference on private copies of ``plain``: its outputs, and the copies as it left them
+    (an in-place reference writes its result into them; :func:`check_inputs` compares against that)."""
+    copies = clone_all(plain)
+    return reference(copies), copies
 
 
 def check_values(escrow: tuple, ref_out: object, tol: Tolerance, what: str, outcome: Outcome | None = None) -> Comparison:
@@ -97,13 +122,14 @@ def check_values(escrow: tuple, ref_out: object, tol: Tolerance, what: str, outc
 
 
 def check_call(frame: CallFrame, escrow: tuple, shared: tuple, plain: tuple, ref_out: object, tol: Tolerance,
-               in_place: bool, what: str, outcome: Outcome | None = None) -> Comparison:
+               in_place: bool, what: str, outcome: Outcome | None = None, after: tuple | None = None) -> Comparison:
     """Every check of one escrowed call, in order (a wrong answer is ``incorrect`` before anything
-    else: returning the input unchanged is wrong, returning it holding the right answer a cheat)."""
+    else: returning the input unchanged is wrong, returning it holding the right answer a cheat).
+    ``after``: the reference's inputs after its own call (what an in-place task's buffers must hold)."""
     check_frame(frame, what, in_place)
     cmp = check_values(escrow, ref_out, tol, what, outcome)
     check_aliasing(frame, what, in_place)
-    check_inputs(shared, plain, what, in_place)
+    check_inputs(shared, plain, what, in_place, after, tol)
     return cmp
 
 

@@ -12,7 +12,7 @@ import time
 from typing import Callable
 
 from . import frames
-from .checks import Verdict, check_frame, check_inputs, check_values, clone_all
+from .checks import Verdict, check_frame, check_inputs, check_values, run_reference
 from .frames import CallFlag, Op
 from .inputs import WorkloadInputs
 from .results import Outcome, Status
@@ -54,7 +54,8 @@ class SandboxDevice:
     def recheck(self, impl: str) -> None:
         plain = self.last[impl]
         try:
-            check_inputs(self.inputs.shared(self.inputs.timed_index), plain, f"{impl}, timed call", self.in_place)
-            check_values(self.escrows[self.escrow_of[impl]], self.reference(clone_all(plain)), self.tol, f"{impl}, timed call")
+            ref, after = run_reference(self.reference, plain)
+            check_inputs(self.inputs.shared(self.inputs.timed_index), plain, f"{impl}, timed call", self.in_place, after, self.tol)
+            check_values(self.escrows[self.escrow_of[impl]], ref, self.tol, f"{impl}, timed call")
         except Verdict as v:
             raise RecheckFailed(v.reason) from None

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import anticheat, clean, crosscheck, environment, forbidden, frames, kernel_trace, metrics, native, protocol
-from .checks import CompileFailure, Verdict, check_call, clone_all, tolerance_for
+from .checks import CompileFailure, Verdict, check_call, clone_all, run_reference, tolerance_for
 from .correctness import as_outputs
 from .frames import CallFlag, Op
 from .inputs import WorkloadInputs
@@ -258,7 +258,7 @@ class Judge:
         st.arenas.append(arena)
         inputs = WorkloadInputs(self.ref_mod, wl, self.job.device, self.rng, arena)
         plain0 = inputs.load_seed(0)
-        ref0 = self.reference(clone_all(plain0))
+        ref0, after0 = run_reference(self.reference, plain0)
         refs = as_outputs(ref0)
         escrows = [[arena.like(r) for r in refs] for _ in range(2)]  # 0: the submission's, 1: the expert's
         escrow_views = [tuple(b.tensor for b in e) for e in escrows]
@@ -269,11 +269,11 @@ class Judge:
         s.serve(deadline)
         for i, seed in enumerate(wl.seeds):
             plain = plain0 if i == 0 else inputs.load_seed(i)
-            ref = ref0 if i == 0 else self.reference(clone_all(plain))
+            ref, after = (ref0, after0) if i == 0 else run_reference(self.reference, plain)
             if scalar and i:
                 seed_refs.append(ref)
             frame = s.expect(s.op(frames.command(Op.CALL, sub, i, 0, CallFlag.ESCROW), deadline), frames.CallFrame)
-            check_call(frame, escrow_views[0], inputs.shared(i), plain, ref, tol, in_place, f"seed {seed}", out)
+            check_call(frame, escrow_views[0], inputs.shared(i), plain, ref, tol, in_place, f"seed {seed}", out, after)
             out.seeds_checked = i + 1
         if seed_refs:
             out.weak_workload = passing_nulls(plain0, ref0, tol, tuple(seed_refs))
@@ -307,9 +307,10 @@ class Judge:
         for k in range(CPU_REPLAY_CALLS):
             plain = inputs.refresh_timed()
             frame = s.expect(s.op(frames.command(Op.CALL, sub, inputs.timed_index, 0, CallFlag.ESCROW), deadline), frames.CallFrame)
+            ref, after = run_reference(self.reference, plain)
             try:
-                check_call(frame, escrow_views[0], inputs.shared(inputs.timed_index), plain, self.reference(clone_all(plain)), tol, in_place,
-                           f"repeat call {k + 1}")
+                check_call(frame, escrow_views[0], inputs.shared(inputs.timed_index), plain, ref, tol, in_place,
+                           f"repeat call {k + 1}", after=after)
             except Verdict as v:
                 if v.status == Status.INCORRECT:
                     raise Verdict(Status.CHEAT_SUSPECTED, f"{v.reason} (correct at first: caching or less work on later calls)") from None

@@ -107,3 +107,29 @@ def test_best_scalar_constant_intersects_the_accepted_intervals():
     seeds = [torch.tensor(v) for v in (1000.0, 1000.0, 1000.0, 1000.0, 1300.0)]
     assert best_scalar_constant([1000.0, 1000.0, 1000.0, 1000.0, 1300.0], tol) == pytest.approx(1060.0)
     assert passing_nulls((torch.ones(3),), seeds[0], tol, tuple(seeds[1:])) == []
+
+
+def test_in_place_task_checks_the_buffers_against_the_references_in_place_result():
+    """An in-place task's answer is its input buffers: they must hold what the reference's own
+    in-place call left in its copies. Right values returned in new tensors with the inputs left
+    untouched is incorrect; touching an input the reference leaves alone is a cheat."""
+    from d2k_profile.checks import Verdict, check_inputs, run_reference
+    from d2k_profile.results import Status
+
+    def scale_first(x, w):  # an in-place reference: writes x, reads w
+        x.mul_(w)
+        return x
+
+    plain = (torch.randn(8), torch.randn(8))
+    ref, after = run_reference(lambda inputs: scale_first(*inputs), plain)
+    assert ref is after[0] and torch.equal(after[1], plain[1]) and not torch.equal(after[0], plain[0])
+    check_inputs((after[0].clone(), plain[1].clone()), plain, "honest", True, after, TOL)
+    with pytest.raises(Verdict) as untouched:
+        check_inputs((plain[0].clone(), plain[1].clone()), plain, "out of place", True, after, TOL)
+    assert untouched.value.status == Status.INCORRECT and "input 0 does not hold the in-place result" in untouched.value.reason
+    with pytest.raises(Verdict) as other:
+        check_inputs((after[0].clone(), plain[1] + 1), plain, "writes w", True, after, TOL)
+    assert other.value.status == Status.CHEAT_SUSPECTED
+    with pytest.raises(Verdict) as not_in_place:  # an out-of-place task: any change is a cheat
+        check_inputs((after[0].clone(), plain[1].clone()), plain, "modifies x", False)
+    assert not_in_place.value.status == Status.CHEAT_SUSPECTED
