@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Profile the family-1 (memory-bound) tasks on one H200, in one command, from the repository root:
 #     OUT=/some/dir bash benchmarks/family1_h200.sh
-# What it runs: d2k-profile over tasks/<id> (the expert, with the reference timed beside it) and
-# corpus/<id> (every corpus kernel) of each task, on every timed workload and seed, plus
+# What it runs: d2k-profile over tasks/<id> (the expert, with the reference timed beside it),
+# corpus/<id> (every corpus kernel) and tests/adversarial/task_cases/<id> (the task's adversarial
+# cases, expected statuses in tests/adversarial/task_cases/expected.toml) of each task, on every
+# timed workload and seed, plus
 # --self-check (the reference against itself: the noise floor), all in ONE d2k-profile command
 # whose wall time is the family's profiling time. Then benchmarks/family1_summary.py prints, per
 # task x workload x submission: status, median ms, speedup vs the reference and vs the expert, the
@@ -35,6 +37,7 @@ for t in ${TASKS:-$FAMILY}; do
   [ -f "tasks/$t/task.toml" ] || { [ -n "${TASKS:-}" ] && note "task $t: no tasks/$t/task.toml, left out"; continue; }
   paths+=("tasks/$t"); names+=("$t")
   [ -d "corpus/$t" ] && paths+=("corpus/$t")
+  [ -d "tests/adversarial/task_cases/$t" ] && paths+=("tests/adversarial/task_cases/$t")
 done
 if [ ${#paths[@]} -eq 0 ]; then note "no family-1 task folder found under tasks/"; exit 2; fi
 

@@ -42,3 +42,24 @@ def test_every_case_gets_its_cpu_status(tmp_path):
     assert not wrong, wrong
     env = json.loads((out / "environment.json").read_text())
     assert "enforced" in env["sandbox"]  # what the sandbox enforced on this machine is on record
+
+
+TASK_CASES = HERE / "task_cases"
+TASK_EXPECTED = tomllib.loads((TASK_CASES / "expected.toml").read_text())
+
+
+def test_task_cases_get_their_cpu_status(tmp_path):
+    """Cases against a real task (task_cases/<task>/<case>): the task comes from the folder layout.
+    rope/untouched_qk returns right values in new tensors but leaves the in-place inputs as they
+    were: the judge reads the q and k buffers, so it is incorrect, not ok."""
+    cases = {p.parent.name: p.parent for p in TASK_CASES.glob("*/*/submission.py")}
+    assert cases.keys() == TASK_EXPECTED.keys()
+    assert all(cases[name].parent.name == exp["task"] for name, exp in TASK_EXPECTED.items())
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "d2k_profile.cli", *map(str, cases.values()), "--cpu", "--timeout", "60", "--out", str(out)]
+    proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=600)
+    got = {json.loads(line)["submission"]: json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()}
+    wrong = {name: (got.get(name, {}).get("status"), exp["cpu"], got.get(name, {}).get("reason", "")[-300:])
+             for name, exp in TASK_EXPECTED.items() if got.get(name, {}).get("status") != exp["cpu"]}
+    assert not wrong, (wrong, proc.stdout[-2000:], proc.stderr[-2000:])
+    assert all("does not hold the in-place result" in got[name]["reason"] for name in TASK_EXPECTED)

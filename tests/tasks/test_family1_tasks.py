@@ -22,6 +22,7 @@ FAMILY = {
     "rmsnorm_residual": ["m4096_n4096", "m16384_n4096", "m4096_n8192", "m32768_n2048"],
     "swiglu": ["m4096_d14336", "m16384_d4096", "m1024_d28672"],
     "transpose": ["m8192_n8192", "m16384_n4096", "m4097_n16383"],
+    "rope": ["t4096_hq32_hkv8_d128", "t16384_hq32_hkv32_d128", "t1024_hq64_hkv8_d64"],
 }
 PRESENT = [t for t in FAMILY if t in TASKS]
 
