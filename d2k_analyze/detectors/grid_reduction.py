@@ -16,8 +16,8 @@ counts when, after an atomic (the ticket), the same kernel reads that object bac
 offsets (the last block sums the partials) or when the data the block
 reduced is a slice of one flat array spread over the grid: loads that stride by the grid size
 (``gridDim`` / ``tl.num_programs``), or whose block/program coefficient is the block's own span
-(a multiple of ``blockDim``; or a constant ``C`` beside a ``tl.arange`` with a launch grid of
-``cdiv(n, C)``).
+(a multiple of ``blockDim``; or ``C``, a constant or a parameter, beside a unit-stride
+``threadIdx`` or ``tl.arange`` term, with a launch grid of ``cdiv(n, C)`` for that ``C``).
 
 ## Not to be confused with
 One value per row stored at the row's block index (a row reduction: the block coefficient is the
@@ -56,14 +56,27 @@ def _one_per_block(a) -> bool:
     return not any(k.startswith(_PER_ELEMENT) for k in atoms(a.off))
 
 
-def _grid_divides_by(f, c) -> bool:
-    """Some launch sizes the grid as a data length divided by ``c`` (``cdiv(n, C)``,
-    ``(n + C - 1) / C``): one block/program per ``c``-element chunk of a flat array."""
+def _grid_divides_by(f, coeff) -> bool:
+    """Some launch sizes the grid as a data length divided by the block/program coefficient
+    ``coeff`` (``cdiv(n, C)``, ``(n + C - 1) / C``): one block/program per ``C``-element chunk of a
+    flat array. ``C`` is a constant, or a kernel parameter bound at that launch to the divisor."""
+    c = P.constant_of(coeff)
+    terms = P.terms(coeff)
+    param = next(iter(terms)) if c is None and len(terms) == 1 and P.constant_of(P.coeff(coeff, next(iter(terms)))) == 1 else None
+    if c is None and not (param and param.startswith(("param#", "cexpr#"))):
+        return False
     for lf in f.launches:
+        want = None
+        if param is not None:
+            i = int(param.split("#")[1])
+            want = lf.bound[i] if i < len(lf.bound) else None
+            if want is None:
+                continue
         for g in lf.grid:
             for n in walk(g):
-                if isinstance(n, Op) and n.op in ("cdiv", "/", "//") and len(n.args) == 2 and constant(n.args[1]) == c:
-                    return True
+                if isinstance(n, Op) and n.op in ("cdiv", "/", "//") and len(n.args) == 2:
+                    if (c is not None and constant(n.args[1]) == c) or (want is not None and n.args[1] == want):
+                        return True
     return False
 
 
@@ -77,10 +90,9 @@ def _spread_over_grid(f, acc) -> bool:
         coeff = P.coeff(poly, g)
         if any(k.startswith("bdim.") for k in P.terms(coeff)):
             return True  # block b starts at b * (k * blockDim): a chunk as wide as the block's span
-        c = P.constant_of(coeff)
-        unit = any(k.startswith("arange") and P.constant_of(P.coeff(poly, k)) == 1 for k in P.terms(poly))
-        if c and unit and _grid_divides_by(f, c):
-            return True  # program p reads [p * C, p * C + C) of a vector, and the grid is cdiv(n, C)
+        unit = any(k.startswith(("arange", "tid.")) and P.constant_of(P.coeff(poly, k)) == 1 for k in P.terms(poly))
+        if unit and _grid_divides_by(f, coeff):
+            return True  # block b reads [b * C, b * C + C) of a vector, and the grid is cdiv(n, C)
     return False
 
 
