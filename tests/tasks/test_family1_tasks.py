@@ -24,6 +24,7 @@ FAMILY = {
     "transpose": ["m8192_n8192", "m16384_n4096", "m4097_n16383"],
     "rope": ["t4096_hq32_hkv8_d128", "t16384_hq32_hkv32_d128", "t1024_hq64_hkv8_d64"],
     "reduce_sum": ["n1048576_fp32", "n16777216_fp32", "n268435456_fp32", "n134217728_bf16"],
+    "cross_entropy": ["b4096_v32000", "b8192_v128256", "b2048_v256000"],
 }
 PRESENT = [t for t in FAMILY if t in TASKS]
 

@@ -1,0 +1,37 @@
+"""Cross-entropy forward with a hand-written CUDA kernel (kernel.cu), bound through load_inline."""
+
+from pathlib import Path
+
+import torch
+from torch.utils.cpp_extension import load_inline
+
+_HERE = Path(__file__).resolve().parent
+_CPP = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+extern "C" int xent_forward(const void* logits, const int64_t* target, float* loss, int rows, int cols,
+                            cudaStream_t stream);
+
+torch::Tensor xent(torch::Tensor logits, torch::Tensor target) {
+  TORCH_CHECK(logits.is_cuda() && logits.dim() == 2 && logits.is_contiguous(), "logits: contiguous 2-D CUDA tensor");
+  TORCH_CHECK(logits.scalar_type() == torch::kBFloat16, "logits: bfloat16");
+  TORCH_CHECK(target.scalar_type() == torch::kInt64 && target.is_contiguous(), "target: contiguous int64");
+  const c10::cuda::CUDAGuard guard(logits.device());
+  auto loss = torch::empty({}, logits.options().dtype(torch::kFloat32));
+  int rc = xent_forward(logits.data_ptr(), target.data_ptr<int64_t>(), loss.data_ptr<float>(), (int)logits.size(0),
+                        (int)logits.size(1), at::cuda::getCurrentCUDAStream());
+  TORCH_CHECK(rc == 0, "xent kernel: ", cudaGetErrorString(static_cast<cudaError_t>(rc)));
+  return loss;
+}
+"""
+_ext = None
+
+
+def run(logits, target):
+    global _ext
+    if _ext is None:
+        _ext = load_inline(name="xent_rowblock", cpp_sources=_CPP, cuda_sources=(_HERE / "kernel.cu").read_text(),
+                           functions=["xent"], extra_cuda_cflags=["-O3"])
+    return _ext.xent(logits, target)
