@@ -21,6 +21,9 @@ __device__ __forceinline__ float widen_sum(const uint4& v) {
   }
 }
 
+__device__ __forceinline__ float widen(float v) { return v; }
+__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+
 __device__ __forceinline__ float lane_sum(float v) {
 #pragma unroll
   for (int m = 16; m >= 1; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
@@ -87,7 +90,7 @@ __global__ void __launch_bounds__(kThreads) sum_scalar(const T* __restrict__ src
                                                        float* __restrict__ result, long long n) {
   float acc = 0.f;
   for (long long i = (long long)blockIdx.x * kThreads + threadIdx.x; i < n; i += (long long)gridDim.x * kThreads)
-    acc += static_cast<float>(src[i]);
+    acc += widen(src[i]);
   finish(acc, partial, result);
 }
 

@@ -3,12 +3,15 @@
 
 #define BLOCK 256
 
+__device__ inline float load_f32(const float* p) { return *p; }
+__device__ inline float load_f32(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+
 template <typename T>
 __global__ void block_sums(const T* in, float* out, long long n) {
   __shared__ float sdata[BLOCK];
   unsigned int tid = threadIdx.x;
   long long i = (long long)blockIdx.x * BLOCK + tid;
-  sdata[tid] = i < n ? static_cast<float>(in[i]) : 0.0f;
+  sdata[tid] = i < n ? load_f32(in + i) : 0.0f;
   __syncthreads();
   for (unsigned int s = 1; s < BLOCK; s *= 2) {
     if (tid % (2 * s) == 0) sdata[tid] += sdata[tid + s];
