@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from torch.utils.cpp_extension import COMMON_NVCC_FLAGS
 from d2k_profile import interpreter
 from d2k_profile.correctness import compare_all
 from d2k_profile.loader import load_module
@@ -103,6 +104,9 @@ def test_triton_submission_correct_on_smoke(folder):
         assert check.ok, f"seed {seed}: {check.reason}"
 
 
+# what torch.utils.cpp_extension passes to nvcc for every load_inline build (half/bf16 implicit
+# conversions and operators off): a kernel that compiles without these flags may not build there
+TORCH_EXTENSION_FLAGS = list(COMMON_NVCC_FLAGS)
 CUDA_SOURCES = hand_written(sorted((REPO / "corpus").rglob("*.cu"))) + sorted((REPO / "tasks").rglob("*.cu"))
 
 
@@ -111,6 +115,6 @@ def test_cuda_source_compiles_for_sm90(source, tmp_path):
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc not found: CUDA compile checks need the CUDA toolkit")
-    proc = subprocess.run([nvcc, "-arch=sm_90", "-O3", "-c", str(source), "-o", str(tmp_path / "k.o")],
+    proc = subprocess.run([nvcc, "-arch=sm_90", "-O3", *TORCH_EXTENSION_FLAGS, "-c", str(source), "-o", str(tmp_path / "k.o")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
