@@ -37,7 +37,7 @@ from .signatures import scan
 from .triton_gate import Refusal, import_refusal
 from .triton_host import launch_bindings, python_files, workload_inputs
 from .triton_module import KernelModule, sanitize
-from .triton_plan import MAX_VARIANTS, Variant, merge, variant
+from .triton_plan import MAX_ELEMENTS_PER_THREAD, MAX_VARIANTS, Variant, elements_per_thread, merge, too_slow_to_compile, variant
 from .triton_worker import PACKAGE
 from .ttgir import Reading, TritonIR
 
@@ -270,6 +270,10 @@ def plan(files: dict[str, str], main: str, task, units: dict[tuple[str, str], st
         kept = []
         for arch in ARCHS:
             merged = merge([v for v in variants if v.arch == arch])
+            for v in [v for v in merged if too_slow_to_compile(v)]:
+                notes.append(f"{unit}: sm_{arch}: not compiled on {', '.join(v.workloads)}: {elements_per_thread(v)} elements per thread "
+                             f"along its widest block (over {MAX_ELEMENTS_PER_THREAD}: minutes of compile time)")
+            merged = [v for v in merged if not too_slow_to_compile(v)]
             if len(merged) > MAX_VARIANTS:
                 notes.append(f"{unit}: sm_{arch}: compiled the first {MAX_VARIANTS} of {len(merged)} variants (workload, then config order)")
             kept += merged[:MAX_VARIANTS]
@@ -458,4 +462,6 @@ def status_line(result: TritonResult) -> str:
     archs = sorted({o.arch for vs in result.kernels.values() for o in vs})
     line = (f"triton: ok ({len(result.kernels)} kernels, {ok}/{n} variants compiled for "
             f"{', '.join(f'sm_{a}' for a in archs)}; {result.cached} from cache)")
+    if result.notes:  # which launches were left out, and why
+        line += "; " + "; ".join(result.notes[:3]) + (f"; and {len(result.notes) - 3} more" if len(result.notes) > 3 else "")
     return line

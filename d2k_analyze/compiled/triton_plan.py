@@ -96,6 +96,25 @@ def variant(kernel: JitRef, binding: Binding, arch: int, workload: str) -> Varia
     return Variant(kernel.file, kernel.name, arch, signature, constexprs, tuple(aligned), options, binding.label, (workload,))
 
 
+# Elements one thread holds along a program's widest constexpr extent, above which a compile takes
+# minutes (a row softmax at BLOCK = 262144 with 4 warps: 2048 per thread, over a minute per target;
+# BLOCK = 32768, 256 per thread: 2 s). Such variants are left out and said so.
+MAX_ELEMENTS_PER_THREAD = 256
+
+
+def elements_per_thread(v: Variant) -> int:
+    """The widest power-of-two integer constexpr (a block extent) over the program's threads:
+    what the compiler unrolls per thread, and what its compile time grows with."""
+    extents = [c for c in v.constexprs.values() if isinstance(c, int) and not isinstance(c, bool) and c > 0 and c & (c - 1) == 0]
+    warps = v.options.get("num_warps", 4)
+    threads = 32 * (warps if isinstance(warps, int) and warps > 0 else 4)
+    return max(extents, default=0) // threads
+
+
+def too_slow_to_compile(v: Variant) -> bool:
+    return elements_per_thread(v) > MAX_ELEMENTS_PER_THREAD
+
+
 def merge(variants: list[Variant]) -> list[Variant]:
     """Identical compiles reached from several workloads become one, with every workload listed."""
     out: dict[str, Variant] = {}

@@ -359,3 +359,53 @@ def test_no_compiled_flag_keeps_working(tmp_path):
     out = subprocess.run([sys.executable, "-m", "d2k_analyze", str(ROOT / "corpus/softmax/naive_triton"), "--no-compiled",
                           "--judge", "none"], capture_output=True, text=True, cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
     assert out.returncode == 0 and "compiled layer: off" in out.stdout and "triton:" not in out.stdout
+
+
+def test_variants_that_take_minutes_to_compile_are_left_out_and_said():
+    """A row softmax launched with BLOCK = 262144 on 4 warps holds 2048 elements per thread: over a
+    minute of compile per target (BLOCK = 32768 compiles in about 2 s). Such a variant is left out
+    of the plan with a note naming the workload; the others are still compiled."""
+    from d2k_analyze.compiled.triton_plan import Variant, elements_per_thread, too_slow_to_compile
+
+    def v(block, warps=4, **extra):
+        return Variant("m", "k", 90, {"BLOCK": "constexpr"}, {"BLOCK": block, **extra}, (), {"num_warps": warps}, "", ("w",))
+
+    assert elements_per_thread(v(262144)) == 2048 and too_slow_to_compile(v(262144))
+    assert not too_slow_to_compile(v(32768)) and not too_slow_to_compile(v(262144, warps=32))
+    assert not too_slow_to_compile(v(64, STAGES=3, FLAG=True))  # small extents, non-extent constants ignored
+
+
+def test_plan_leaves_out_the_huge_block_workload(tmp_path):
+    from d2k_analyze.compiled.triton import plan
+    from d2k_spec.task import load_task
+    from d2k_spec.locations import tasks_root
+
+    src = (tmp_path / "submission.py")
+    src.write_text(SOFTMAX_ONE_ROW)
+    task = load_task(tasks_root() / "softmax")
+    planned, notes = plan({"submission": src.read_text()}, "submission", task, {("submission", "row_softmax"): "row_softmax"})
+    blocks = sorted(v.constexprs["BLOCK"] for v in planned["row_softmax"])
+    assert 262144 not in blocks and 1024 in blocks and 32768 in blocks
+    assert any("m128_n262144_fp32" in n and "elements per thread" in n for n in notes)
+
+
+SOFTMAX_ONE_ROW = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_softmax(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r * n + c, mask=c < n, other=float("-inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + r * n + c, (e / tl.sum(e, axis=0)).to(y_ptr.dtype.element_ty), mask=c < n)
+
+
+def run(x):
+    y = torch.empty_like(x)
+    row_softmax[(x.shape[0],)](x, y, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+    return y
+'''
