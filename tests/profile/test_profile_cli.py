@@ -16,8 +16,9 @@ from d2k_profile.discovery import discover
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _cli(out: Path, *extra: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "d2k_profile.cli", str(TOY_TASK), str(SUBMISSIONS), "--task", str(TOY_TASK), "--cpu", "--jobs", "1", "--out", str(out), *extra]
+def _cli(out: Path, *extra: str, paths: tuple[Path, ...] = ()) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "d2k_profile.cli", str(TOY_TASK), str(SUBMISSIONS), *map(str, paths), "--task", str(TOY_TASK), "--cpu",
+           "--jobs", "1", "--out", str(out), *extra]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
@@ -122,11 +123,17 @@ def test_a_second_run_on_the_same_out_says_who_holds_it(tmp_path, capsys):
 def test_ctrl_c_exits_130_keeps_the_records_and_leaves_no_process(tmp_path):
     out = tmp_path / "out"
     results = out / "results.jsonl"
-    proc = _cli(out)
+    # a correct submission that takes a minute per call, so a pair is always still under way
+    # when the interrupt comes, however fast the other pairs ran
+    slow = tmp_path / "subs" / "zz_slow"
+    slow.mkdir(parents=True)
+    (slow / "submission.py").write_text("import time\nimport torch\n\n\ndef run(x):\n    time.sleep(60)\n    e = torch.exp(x - x.amax(dim=-1, keepdim=True))\n    return e / e.sum(dim=-1, keepdim=True)\n")
+    proc = _cli(out, paths=(slow,))
     deadline = time.time() + 180
     while time.time() < deadline and (not results.exists() or results.read_text().count("\n") < 1):
         time.sleep(0.2)
-    time.sleep(1.0)  # another pair is under way now
+    time.sleep(1.0)
+    assert proc.poll() is None, "the run ended before the interrupt"
     os.kill(proc.pid, signal.SIGINT)
     text, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, text
