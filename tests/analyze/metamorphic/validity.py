@@ -260,9 +260,9 @@ class Compiler:
                 self.stats["cached"] += 1
             else:
                 todo.append(i)
-        # The precompiled torch header builds on one core while the CUDA jobs use the other.
+        # The precompiled torch header builds on one core while the CUDA jobs use the others.
         todo.sort(key=lambda i: jobs[i].kind != "cuda")
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
             if any(jobs[i].kind == "host" for i in todo):
                 pool.submit(self._build_pch)
             for i, outcome in zip(todo, pool.map(lambda i: self._run(jobs[i], i), todo)):
