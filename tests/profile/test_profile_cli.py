@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,8 +17,8 @@ from d2k_profile.discovery import discover
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _cli(out: Path, *extra: str, paths: tuple[Path, ...] = ()) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "d2k_profile.cli", str(TOY_TASK), str(SUBMISSIONS), *map(str, paths), "--task", str(TOY_TASK), "--cpu",
+def _cli(out: Path, *extra: str, submissions: Path = SUBMISSIONS) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "d2k_profile.cli", str(TOY_TASK), str(submissions), "--task", str(TOY_TASK), "--cpu",
            "--jobs", "1", "--out", str(out), *extra]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -123,12 +124,15 @@ def test_a_second_run_on_the_same_out_says_who_holds_it(tmp_path, capsys):
 def test_ctrl_c_exits_130_keeps_the_records_and_leaves_no_process(tmp_path):
     out = tmp_path / "out"
     results = out / "results.jsonl"
-    # a correct submission that takes a minute per call, so a pair is always still under way
-    # when the interrupt comes, however fast the other pairs ran
-    slow = tmp_path / "subs" / "zz_slow"
-    slow.mkdir(parents=True)
+    # the fixture submissions plus a correct one that takes a minute per call and is run last
+    # (submissions of one folder run in name order), so a pair is still under way when the
+    # interrupt comes, however fast the others ran
+    subs = tmp_path / "subs"
+    shutil.copytree(SUBMISSIONS, subs, ignore=shutil.ignore_patterns("__pycache__"))
+    slow = subs / "zz_slow"
+    slow.mkdir()
     (slow / "submission.py").write_text("import time\nimport torch\n\n\ndef run(x):\n    time.sleep(60)\n    e = torch.exp(x - x.amax(dim=-1, keepdim=True))\n    return e / e.sum(dim=-1, keepdim=True)\n")
-    proc = _cli(out, paths=(slow,))
+    proc = _cli(out, submissions=subs)
     deadline = time.time() + 180
     while time.time() < deadline and (not results.exists() or results.read_text().count("\n") < 1):
         time.sleep(0.2)
