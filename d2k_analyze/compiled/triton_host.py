@@ -431,6 +431,20 @@ class HostInterpreter:
                 obj.block_shape = list(value) if isinstance(value, (list, tuple)) else UNKNOWN
 
     # expressions -------------------------------------------------------------------------------
+    def spread(self, elts: list[ast.expr], env: dict, glb: dict, mod: str) -> list | None:
+        """The values of a display's items or a call's arguments, ``*xs`` expanded; None when a
+        starred value is not a known sequence."""
+        out: list = []
+        for el in elts:
+            if isinstance(el, ast.Starred):
+                inner = self.expr(el.value, env, glb, mod)
+                if not isinstance(inner, (list, tuple)):
+                    return None
+                out += list(inner)
+            else:
+                out.append(self.expr(el, env, glb, mod))
+        return out
+
     def expr(self, e: ast.expr, env: dict, glb: dict, mod: str) -> Any:
         self.tick()
         if isinstance(e, ast.Constant):
@@ -453,15 +467,9 @@ class HostInterpreter:
             parts = [self.expr(p, env, glb, mod) if p is not None else None for p in (e.lower, e.upper, e.step)]
             return slice(*parts) if all(p is None or isinstance(p, int) for p in parts) else UNKNOWN
         if isinstance(e, (ast.Tuple, ast.List, ast.Set)):
-            items: list = []
-            for el in e.elts:
-                if isinstance(el, ast.Starred):
-                    inner = self.expr(el.value, env, glb, mod)
-                    if not isinstance(inner, (list, tuple)):
-                        return UNKNOWN
-                    items += list(inner)
-                else:
-                    items.append(self.expr(el, env, glb, mod))
+            items = self.spread(e.elts, env, glb, mod)
+            if items is None:
+                return UNKNOWN
             return tuple(items) if isinstance(e, ast.Tuple) else items
         if isinstance(e, ast.Dict):
             out: dict = {}
@@ -513,15 +521,9 @@ class HostInterpreter:
             return self.expr(e.body if taken else e.orelse, env, glb, mod)
         if isinstance(e, ast.Call):
             fn = self.expr(e.func, env, glb, mod)
-            args: list = []
-            for a in e.args:
-                if isinstance(a, ast.Starred):
-                    inner = self.expr(a.value, env, glb, mod)
-                    if not isinstance(inner, (list, tuple)):
-                        return UNKNOWN
-                    args += list(inner)
-                else:
-                    args.append(self.expr(a, env, glb, mod))
+            args = self.spread(e.args, env, glb, mod)
+            if args is None:
+                return UNKNOWN
             kwargs: dict = {}
             for k in e.keywords:
                 v = self.expr(k.value, env, glb, mod)
