@@ -124,14 +124,14 @@ def test_a_second_run_on_the_same_out_says_who_holds_it(tmp_path, capsys):
 def test_ctrl_c_exits_130_keeps_the_records_and_leaves_no_process(tmp_path):
     out = tmp_path / "out"
     results = out / "results.jsonl"
-    # the fixture submissions plus a correct one that takes a minute per call and is run last
+    # the fixture submissions plus a correct one that takes 10 s per call and is run last
     # (submissions of one folder run in name order), so a pair is still under way when the
     # interrupt comes, however fast the others ran
     subs = tmp_path / "subs"
     shutil.copytree(SUBMISSIONS, subs, ignore=shutil.ignore_patterns("__pycache__"))
     slow = subs / "zz_slow"
     slow.mkdir()
-    (slow / "submission.py").write_text("import time\nimport torch\n\n\ndef run(x):\n    time.sleep(60)\n    e = torch.exp(x - x.amax(dim=-1, keepdim=True))\n    return e / e.sum(dim=-1, keepdim=True)\n")
+    (slow / "submission.py").write_text("import time\nimport torch\n\n\ndef run(x):\n    time.sleep(10)\n    e = torch.exp(x - x.amax(dim=-1, keepdim=True))\n    return e / e.sum(dim=-1, keepdim=True)\n")
     proc = _cli(out, submissions=subs)
     deadline = time.time() + 180
     while time.time() < deadline and (not results.exists() or results.read_text().count("\n") < 1):
