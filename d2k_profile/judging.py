@@ -468,9 +468,11 @@ class Judge:
                 # traced as the timed phase is: CUPTI's per-call overhead is a few microseconds,
                 # 5-10 % of a 20 us kernel, and the two times are compared within 5 %
                 traced = self.begin_trace(s, deadline) is None
-                self.clean[name] = clean.time_clean(device, names, self.cfg, self.rng, cpu)
-                if traced:
-                    self.end_trace(s, deadline)
+                try:
+                    self.clean[name] = clean.time_clean(device, names, self.cfg, self.rng, cpu)
+                finally:  # never leave the trace running into the timed phase, whose own trace would then fail to start
+                    if traced:
+                        self.end_trace(s, deadline)
             except (Verdict, RuntimeError, ValueError) as exc:  # no clean comparison for this workload; said in its record
                 self.run_notes.append(f"clean timing of {name} failed: {type(exc).__name__}: {exc}")
             s.stop(deadline)
