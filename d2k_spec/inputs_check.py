@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from .schema import Problem
-from .task import Task, TensorSpec, Workload
+from .task import VALUE_DTYPE, Task, TensorSpec, Workload
 
 SMOKE_BUDGET_S = 3.0  # the smoke workload's reference must run this fast on a CPU
 REFERENCE_API = ("reference", "make_inputs", "flops", "bytes_moved")
@@ -52,6 +52,11 @@ def _check_tensors(kind: str, specs: list[TensorSpec], values: tuple, workload: 
     if len(values) != len(specs):
         return [Problem(file, key, f"{len(values)} {kind}s built, the interface declares {len(specs)}")]
     for spec, value in zip(specs, values):
+        if spec.dtype == VALUE_DTYPE:
+            if not isinstance(value, int) or isinstance(value, bool) or value != workload.params.get(spec.name):
+                problems.append(Problem(file, key, f"{kind} '{spec.name}' is {value!r}, the interface passes the int "
+                                                   f"workload parameter {spec.name} = {workload.params.get(spec.name)!r}"))
+            continue
         if not isinstance(value, torch.Tensor):
             problems.append(Problem(file, key, f"{kind} '{spec.name}' is a {type(value).__name__}, not a tensor"))
             continue

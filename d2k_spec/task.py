@@ -16,13 +16,18 @@ from .schema import Problem, SpecError, build, derived, read_toml
 
 Level = Literal["L1", "L2", "L3"]
 DTYPES = ("float32", "float16", "bfloat16", "int8", "int32", "int64", "uint8", "float8_e4m3fn")
+# An interface input of dtype "int" is a Python int passed by value (shape []), not a tensor: a
+# size the kernel cannot read off its tensors (the number of bins of a histogram). Its value is
+# the workload parameter of the same name.
+VALUE_DTYPE = "int"
 DistKind = Literal["normal", "uniform", "randint", "powerlaw"]
 
 
 @dataclass(frozen=True)
 class TensorSpec:
     """A tensor of the interface. ``shape`` entries are workload parameter names or ints;
-    ``dtype`` is a dtype name or the name of a workload parameter that holds one."""
+    ``dtype`` is a dtype name or the name of a workload parameter that holds one. An input of
+    dtype ``"int"`` (:data:`VALUE_DTYPE`) is a Python int, the workload parameter ``name``."""
 
     name: str
     shape: list[str | int]
@@ -180,7 +185,15 @@ def _check_semantics(task: Task, catalogue: Catalogue | None, file: str) -> list
         add("id", f"task id '{task.id}' does not match its folder '{task.path.name}'")
 
     params_needed = {d for t in task.interface.inputs + task.interface.outputs for d in t.shape if isinstance(d, str)}
-    dtype_params = {t.dtype for t in task.interface.inputs + task.interface.outputs if t.dtype not in DTYPES}
+    dtype_params = {t.dtype for t in task.interface.inputs + task.interface.outputs if t.dtype not in DTYPES + (VALUE_DTYPE,)}
+    values = [t for t in task.interface.inputs if t.dtype == VALUE_DTYPE]
+    for t in values:
+        if t.shape:
+            add("interface.inputs", f"'{t.name}' is an int passed by value: its shape must be []")
+        params_needed.add(t.name)
+    for t in task.interface.outputs:
+        if t.dtype == VALUE_DTYPE:
+            add("interface.outputs", f"'{t.name}': outputs are tensors (dtype 'int' is for inputs passed by value)")
     names = [w.name for w in task.workload]
     for i, w in enumerate(task.workload):
         key = f"workload[{i}]"

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from d2k_spec.task import VALUE_DTYPE
+
 from .triton_gate import aliases, dotted, is_jit
 
 
@@ -1067,9 +1069,14 @@ BUILTINS: dict[str, Callable] = {
 
 
 def workload_inputs(task, params: dict) -> list:
-    """Shape-only tensors for a task's inputs under one workload's parameters."""
+    """Shape-only tensors for a task's inputs under one workload's parameters (ints passed by value as they are)."""
     out = []
     for spec in task.interface.inputs:
+        if spec.dtype == VALUE_DTYPE:  # a Python int passed by value (d2k_spec.task.VALUE_DTYPE)
+            if not isinstance(params.get(spec.name), int):
+                return []
+            out.append(params[spec.name])
+            continue
         dtype_name = str(params.get(spec.dtype, spec.dtype))
         shape = tuple(params.get(s, s) if isinstance(s, str) else s for s in spec.shape)
         if not all(isinstance(n, int) for n in shape) or dtype_name not in TORCH_DTYPES:

@@ -11,7 +11,8 @@ Three more groups keep the comparison honest: each transformation must really tr
 (``test_transformation_transforms``), must apply to at least one submission
 (``test_transformation_applies``), and must leave a working program
 (``test_transformed_program_is_valid``: changed CUDA compiles with nvcc, changed torch wrappers
-with the host compiler, Triton runs its smoke workload in the CPU interpreter).
+with the host compiler, Triton runs its smoke workload in the CPU interpreter; a reformatted copy,
+whose check proves the same C++ tokens and the same Python AST, is valid by that proof).
 
 A summary (cases per transformation, differences per property) is printed at the end of the module.
 """
@@ -33,6 +34,11 @@ from metamorphic.registry import TRANSFORMS
 from metamorphic.workspace import REPO, NotApplicable, Submission, load_submission, submission_folders
 
 FOLDERS = submission_folders()
+# Transformations whose own check (metamorphic/checks.py) proves the program unchanged: reformat
+# keeps the C++ token sequence (an independent regex lexer; directives are whole tokens) and the
+# Python AST, so the copy works exactly when the original does, and compiling or running it again
+# would only repeat the original's build. Its validity is that check.
+PROVED_BY_CHECK = ("reformat",)
 CASES = [(folder, name) for name in TRANSFORMS for folder in FOLDERS]
 
 
@@ -207,7 +213,7 @@ def test_unsupported_embedded_cpp_is_reported():
 def validity_results(lab, request, tmp_path_factory) -> dict[str, list[str]]:
     """Problems per case id, from one worker run and one batch of compiles for all cases."""
     pytest.importorskip("torch", reason="the validity checks import the submissions (torch needed)")
-    cases = []
+    cases, proved = [], {}
     for folder, name in CASES:
         try:
             sub = lab.transformed(folder, name)
@@ -215,11 +221,16 @@ def validity_results(lab, request, tmp_path_factory) -> dict[str, list[str]]:
             continue
         if isinstance(sub, NotApplicable):
             continue
+        if name in PROVED_BY_CHECK:
+            # Same C++ token sequence and same Python AST as the working original: nothing to run.
+            proved[_case_id((folder, name))] = CHECKS[name](lab.original(folder), sub)
+            continue
         original = lab.written(folder, "original") if sub.is_cuda else None
         cases.append(validity.Case(_case_id((folder, name)), name, sub, lab.written(folder, name), original))
     problems, lab.validity = validity.validate(cases, tmp_path_factory.mktemp("metamorphic_validity"),
                                                getattr(request.config, "cache", None))
-    return problems
+    lab.validity["proved"] = Counter(case_id.split(":")[0] for case_id in proved)
+    return problems | proved
 
 
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
@@ -256,7 +267,8 @@ def _summary(request, lab):
         if lab.validity:
             v = lab.validity
             lines.append(f"      validity: {v['compiled'][name]} changed translation units compiled (or known compiled), "
-                         f"{v['ran'][name]} Triton submissions run, {v['invalid'][name]} invalid")
+                         f"{v['ran'][name]} Triton submissions run, {v['proved'][name]} proved by the transformation's "
+                         f"check, {v['invalid'][name]} invalid")
         for prop, n in props.most_common():
             lines.append(f"      {n:3d}  {prop}")
     if lab.validity:
