@@ -26,6 +26,7 @@ from ._queries import expand, stores_to
 
 RULE = Rule("decoupled_lookback")
 TILE = ("bid.", "pid.", "atomic")
+SIZES = ("cexpr#", "tparam#")  # compile-time sizes: positive
 
 
 def _zero(e) -> bool:
@@ -70,15 +71,15 @@ def _arms(e, limit: int = 16) -> list:
 
 def _steps_down(step) -> bool:
     """A loop step that moves back whichever way its selects go: every arm is a sum of
-    non-positive multiples of the tile index and a non-positive constant, and some arm is
-    negative (``p = done ? -1 : p - W`` steps by -(p + 1) or -W)."""
+    non-positive multiples of the tile index, of compile-time sizes (a constexpr window) and of
+    1, and some arm is negative (``p = done ? -1 : p - W`` steps by -(p + 1) or -W)."""
     if step is None:
         return False
     negative = False
     for arm in _arms(step):
         poly = P.poly(arm)
         for mono, c in poly:
-            if any(not k.startswith(TILE) for k in mono) or c > 0:
+            if any(not k.startswith(TILE + SIZES) for k in mono) or c > 0:
                 return False
             negative = negative or c < 0
     return negative

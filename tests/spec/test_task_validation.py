@@ -150,3 +150,41 @@ def test_zero_flops_is_data_movement_but_zero_bytes_is_not(task_dir, catalogue):
     assert any(p.message == "flops() returned -1.0, expected a non-negative number" for p in check_inputs(load_task(task_dir, catalogue)))
     edit(task_dir, "return 8.0 * params[\"N\"]", "return 0.0", file="reference.py")
     assert any(p.message == "bytes_moved() returned 0.0, expected a positive number" for p in check_inputs(load_task(task_dir, catalogue)))
+
+
+def _with_int_input(folder: Path, param: str = "k") -> None:
+    """The fixture task with a second input ``k``: a Python int passed by value (dtype "int")."""
+    edit(folder, 'inputs = [{ name = "x", shape = ["N"], dtype = "dtype" }]',
+         f'inputs = [{{ name = "x", shape = ["N"], dtype = "dtype" }}, {{ name = "{param}", shape = [], dtype = "int" }}]')
+    text = (folder / "task.toml").read_text()
+    (folder / "task.toml").write_text(text.replace("params = { N = ", "params = { k = 3, N = "))
+    edit(folder, 'return (sample((p["N"],), p["dtype"], workload.distribution, generator(seed, device), device),)',
+         'return (sample((p["N"],), p["dtype"], workload.distribution, generator(seed, device), device), int(p["k"]))',
+         file="reference.py")
+    edit(folder, "def reference(x):\n    return 2 * x", "def reference(x, k):\n    return k * x", file="reference.py")
+
+
+def test_an_int_input_passed_by_value(task_dir, catalogue):
+    _with_int_input(task_dir)
+    assert problems_of(task_dir, catalogue) == []
+    assert check_inputs(load_task(task_dir, catalogue)) == []
+
+
+def test_an_int_input_needs_its_workload_parameter_and_an_empty_shape(task_dir, catalogue):
+    _with_int_input(task_dir)
+    edit(task_dir, 'name = "k", shape = []', 'name = "k", shape = ["N"]')
+    assert "interface.inputs: 'k' is an int passed by value: its shape must be []" in problems_of(task_dir, catalogue)
+    edit(task_dir, 'name = "k", shape = ["N"]', 'name = "kk", shape = []')
+    assert any(p.endswith("missing parameter 'kk' used by the interface") for p in problems_of(task_dir, catalogue))
+
+
+def test_an_int_input_must_be_the_int_of_the_workload(task_dir, catalogue):
+    _with_int_input(task_dir)
+    edit(task_dir, 'int(p["k"]))', 'float(p["k"]))', file="reference.py")
+    messages = [p.message for p in check_inputs(load_task(task_dir, catalogue))]
+    assert "input 'k' is 3.0, the interface passes the int workload parameter k = 3" in messages
+
+
+def test_an_output_cannot_be_an_int(task_dir, catalogue):
+    edit(task_dir, 'outputs = [{ name = "y", shape = ["N"], dtype = "dtype" }]', 'outputs = [{ name = "y", shape = [], dtype = "int" }]')
+    assert "interface.outputs: 'y': outputs are tensors (dtype 'int' is for inputs passed by value)" in problems_of(task_dir, catalogue)
