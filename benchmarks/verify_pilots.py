@@ -53,6 +53,7 @@ def worker(task_id: str, sub_dir: Path) -> list[dict]:
     """Run one submission over every workload of its task (in this process)."""
     import torch
 
+    from d2k_profile.checks import tolerance_for
     from d2k_profile.correctness import compare_all
     from d2k_profile.loader import load_module
     from d2k_spec.inputs_check import load_reference
@@ -67,7 +68,7 @@ def worker(task_id: str, sub_dir: Path) -> list[dict]:
     for w in task.workloads:
         row = {"task": task_id, "submission": sub_dir.name, "workload": w.name}
         try:
-            tol = task.tolerance[str(w.params.get("dtype", "bfloat16"))]
+            tol = tolerance_for(task, w)
             worst = 0.0
             for seed in w.seeds:
                 inputs = ref.make_inputs(w, seed, "cuda")

@@ -14,7 +14,7 @@ import dataclasses
 import pytest
 
 from d2k_profile.nulls import passing_nulls
-from d2k_profile.checks import tolerance_for
+from d2k_profile.checks import clone_all, tolerance_for
 from d2k_spec.inputs_check import load_reference
 from d2k_spec.task import load_tasks
 
@@ -44,6 +44,6 @@ def test_no_null_kernel_passes(task, wl):
     ref = load_reference(task)
     small = shrunk(task, wl)
     inputs = tuple(ref.make_inputs(small, wl.seeds[0], "cpu"))
-    out = ref.reference(*[x.clone() for x in inputs])
+    out = ref.reference(*clone_all(inputs))
     others = tuple(ref.reference(*ref.make_inputs(small, seed, "cpu")) for seed in wl.seeds[1:])
     assert passing_nulls(inputs, out, tolerance_for(task, wl), others) == []

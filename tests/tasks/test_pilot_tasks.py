@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from torch.utils.cpp_extension import COMMON_NVCC_FLAGS
 from d2k_profile import interpreter
+from d2k_profile.checks import tolerance_for
 from d2k_profile.correctness import compare_all
 from d2k_profile.loader import load_module
 from d2k_spec.catalogue import load_catalogue
@@ -96,7 +97,7 @@ def test_triton_submission_correct_on_smoke(folder):
     ref = load_reference(task)
     sub = load_module(folder, f"sub_{folder.parent.name}_{folder.name}")
     smoke = task.smoke
-    tol = task.tolerance[str(smoke.params.get("dtype", "bfloat16"))]
+    tol = tolerance_for(task, smoke)
     for seed in smoke.seeds:
         inputs = ref.make_inputs(smoke, seed, "cpu")
         expected = ref.reference(*inputs)

@@ -47,13 +47,32 @@ def tokens(text: str) -> list[Token]:
 
 
 def code_tokens(text: str) -> list[str]:
-    """The token texts without comments, preprocessor lines normalised to single spaces."""
+    """The token texts without comments; a preprocessor line becomes one entry, its tokens
+    joined by single spaces (:func:`directive_tokens`)."""
     out = []
     for t in tokens(text):
         if t.kind == "comment":
             continue
-        out.append(" ".join(_strip_comments(t.text).replace("\\\n", " ").split()) if t.kind == "pp" else t.text)
+        out.append(directive_tokens(t.text) if t.kind == "pp" else t.text)
     return out
+
+
+_DEFINE = re.compile(r"\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)(\()?")
+
+
+def directive_tokens(pp: str) -> str:
+    """A directive as the preprocessor sees it: comments and line continuations removed, the
+    tokens of a ``#define`` separated by single spaces, whatever the spacing was (spacing in a
+    macro body means nothing, except between the macro's name and ``(``: function-like or not,
+    kept as ``NAME(`` against ``NAME (``). Other directives keep their text with whitespace runs
+    collapsed (``<cuda.h>`` is one header name)."""
+    body = _strip_comments(pp).replace("\\\n", " ")
+    m = _DEFINE.match(body)
+    if not m:  # #include <a.h>, #pragma, #if ...: only the whitespace is normalised
+        return " ".join(body.split())
+    head = f"#define {m.group(1)}" + ("(" if m.group(2) else "")
+    rest = " ".join(t.text for t in tokens(body[m.end():]) if t.kind != "comment")
+    return f"{head} {rest}" if rest else head
 
 
 def _strip_comments(pp: str) -> str:

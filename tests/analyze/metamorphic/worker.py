@@ -95,6 +95,7 @@ def _capture_load_inline(module, run, inputs) -> dict:
 
 def _one(case: dict, index: int) -> dict:
     from d2k_profile import interpreter
+    from d2k_profile.checks import tolerance_for
     from d2k_profile.correctness import compare_all
     from d2k_profile.loader import entry_point, load_module
     from d2k_spec.inputs_check import load_reference
@@ -117,7 +118,7 @@ def _one(case: dict, index: int) -> dict:
         workloads.append(replace(smoke, name="extra", params=EXTRA_PARAMS[case["task"]]))
     for w in workloads:
         inputs = ref.make_inputs(w, w.seeds[0], "cpu")
-        tol = task.tolerance[str(w.params.get("dtype", "bfloat16"))]
+        tol = tolerance_for(task, w)
         check = compare_all(run(inputs), ref.reference(*inputs), tol)
         if not check.ok:
             return {"ok": False, "error": f"workload {w.name} {w.params}: {check.reason}"}
