@@ -35,9 +35,10 @@ from metamorphic.workspace import REPO, NotApplicable, Submission, load_submissi
 
 FOLDERS = submission_folders()
 # Transformations whose own check (metamorphic/checks.py) proves the program unchanged: reformat
-# keeps the C++ token sequence (an independent regex lexer; directives are whole tokens) and the
-# Python AST, so the copy works exactly when the original does, and compiling or running it again
-# would only repeat the original's build. Its validity is that check.
+# keeps the C++ token sequence (an independent regex lexer; #define bodies compared token by token,
+# other directives as whole lines) and the Python AST, so the copy works exactly when the original
+# does, and compiling or running it again would only repeat the original's build. Its validity is
+# that check.
 PROVED_BY_CHECK = ("reformat",)
 CASES = [(folder, name) for name in TRANSFORMS for folder in FOLDERS]
 
