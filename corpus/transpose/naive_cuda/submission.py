@@ -1,40 +1,32 @@
-"""Transpose with a direct CUDA kernel (kernel.cu), bound through load_inline."""
-
-from __future__ import annotations
-
-from pathlib import Path
+import os
 
 import torch
+from torch.utils.cpp_extension import load_inline
 
-_SRC = Path(__file__).resolve().parent / "kernel.cu"
-_BIND = r"""
+WRAP = """
 #include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAGuard.h>
 
 extern "C" int transpose_naive_launch(const void* src, void* dst, int m, int n, int elem_bytes, cudaStream_t stream);
 
-at::Tensor transpose(const at::Tensor& x) {
-  TORCH_CHECK(x.is_cuda() && x.dim() == 2 && x.is_contiguous(), "x: contiguous 2-D CUDA tensor");
-  TORCH_CHECK(x.element_size() == 4 || x.element_size() == 2, "x: 2- or 4-byte elements");
-  TORCH_CHECK((x.size(0) + 7) / 8 <= 65535, "too many rows for the grid");
-  const at::cuda::CUDAGuard guard(x.device());
-  auto out = at::empty({x.size(1), x.size(0)}, x.options());
-  if (x.numel() == 0) return out;
-  const int err = transpose_naive_launch(x.data_ptr(), out.data_ptr(), (int)x.size(0), (int)x.size(1),
-                                         (int)x.element_size(), at::cuda::getCurrentCUDAStream());
-  TORCH_CHECK(err == 0, "transpose kernel: ", cudaGetErrorString(static_cast<cudaError_t>(err)));
-  return out;
+torch::Tensor flip(torch::Tensor a, torch::Tensor b) {
+    int rc = transpose_naive_launch(a.data_ptr(), b.data_ptr(), a.size(0), a.size(1), a.element_size(),
+                                    at::cuda::getCurrentCUDAStream());
+    TORCH_CHECK(rc == 0, "transpose_naive_launch failed: ", rc);
+    return b;
 }
 """
-_ext = None
+
+lib = None
 
 
-def run(x: torch.Tensor) -> torch.Tensor:
-    global _ext
-    if _ext is None:
-        from torch.utils.cpp_extension import load_inline
-
-        _ext = load_inline(name="transpose_naive_cuda", cpp_sources=_BIND, cuda_sources=_SRC.read_text(),
-                           functions=["transpose"], extra_cuda_cflags=["-O3"])
-    return _ext.transpose(x)
+def run(x):
+    global lib
+    if lib is None:
+        src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel.cu")).read()
+        lib = load_inline("transpose_naive_cuda", WRAP, cuda_sources=src, functions=["flip"], extra_cuda_cflags=["-O3"])
+    assert x.is_contiguous() and x.dim() == 2 and (x.shape[0] + 7) // 8 <= 65535
+    out = torch.empty((x.shape[1], x.shape[0]), dtype=x.dtype, device=x.device)
+    if x.numel() == 0:
+        return out
+    return lib.flip(x, out)

@@ -1,4 +1,4 @@
-"""Transpose through a shared-memory tile (CUDA, kernel.cu) (kernel.cu), bound through load_inline."""
+"""Transpose through a shared-memory tile (CUDA, kernel.cu), bound through load_inline."""
 
 from __future__ import annotations
 
