@@ -17,6 +17,13 @@
 #             in ~3-5 minutes; the pilot run took 366 s for 92 records at 1.0)
 #   DEADLINE  seconds for the whole d2k-profile command (default 480, under a 10-minute limit)
 #   SMOKE=1   CPU check of this script: --smoke --cpu (no timing; CUDA C++ marked skipped)
+#   PHASE     all (default): run in the foreground, then summarise.
+#             start: copy the repository to $WORK/repo and start the run there in its own process
+#             session (it outlives this command), then wait up to WAIT seconds; wait: wait up to
+#             WAIT seconds more for a run started earlier. Either summarises once the run is done.
+#             For a run longer than one device command: PHASE=start, then PHASE=wait calls while
+#             the machine is still warm (the run's wall time is the one d2k-profile command's).
+#   WAIT      seconds a start/wait call waits (default 540)
 # Results in $OUT (at most 4 files): summary.txt (machine, the command's wall time, the table),
 # console.log (everything printed), raw.tgz (results.jsonl, summary.csv, environment.json, logs).
 set -u
@@ -52,21 +59,53 @@ extra=(--budget "$BUDGET" --jobs "$(nproc 2>/dev/null || echo 4)")
   echo "command: d2k-profile ${paths[*]} --self-check ${extra[*]} --out \$WORK/family1"
 } >> "$SUM" 2>&1
 
-rm -rf "$WORK/family1"
-t0=$(date +%s.%N)
-timeout -k 10 "$DEADLINE" python3 -m d2k_profile.cli "${paths[@]}" --self-check "${extra[@]}" --out "$WORK/family1" >> "$LOG" 2>&1
-rc=$?
-t1=$(date +%s.%N)
-note "== d2k-profile rc=$rc wall $(python3 -c "print(f'{$t1-$t0:.1f}')") s (one command: ${#names[@]} tasks, experts, corpus, reference self-checks)"
-[ $rc -eq 124 ] && note "   (stopped at the ${DEADLINE} s deadline: the records finished so far are kept; rerun with --resume semantics or a smaller BUDGET)"
+summarise() {  # rc and wall time from the run's own files, then the table and the raw files
+  rc=$(cat "$WORK/rc"); wall=$(python3 -c "print(f'{$(cat "$WORK/t1")-$(cat "$WORK/t0"):.1f}')")
+  note "== d2k-profile rc=$rc wall $wall s (one command: ${#names[@]} tasks, experts, corpus, reference self-checks)"
+  [ "$rc" -eq 124 ] && note "   (stopped at the ${DEADLINE} s deadline: the records finished so far are kept; rerun with --resume semantics or a smaller BUDGET)"
+  if [ -f "$WORK/family1/results.jsonl" ]; then
+    python3 benchmarks/family1_summary.py "$WORK/family1/results.jsonl" --peak-gbps "$PEAK_GBPS" >> "$SUM" 2>> "$LOG" \
+      || note "summary failed (see console.log)"
+  else
+    note "no results.jsonl (see console.log)"
+  fi
+  cp "$WORK/console.log" "$LOG" 2>/dev/null
+  tail -n 25 "$LOG" > "$WORK/family1/console_tail.txt" 2>/dev/null
+  (cd "$WORK" && tar czf "$OUT/raw.tgz" --exclude='*/build/*' family1 2>/dev/null)
+  cat "$SUM"
+  exit "$rc"
+}
 
-if [ -f "$WORK/family1/results.jsonl" ]; then
-  python3 benchmarks/family1_summary.py "$WORK/family1/results.jsonl" --peak-gbps "$PEAK_GBPS" >> "$SUM" 2>> "$LOG" \
-    || note "summary failed (see console.log)"
-else
-  note "no results.jsonl (see console.log)"
+wait_for_run() {  # until the run wrote its rc, or $1 seconds; progress every minute
+  local until=$(( $(date +%s) + $1 ))
+  while [ ! -f "$WORK/rc" ] && [ "$(date +%s)" -lt "$until" ]; do
+    sleep 10
+    [ $(( $(date +%s) % 60 )) -lt 10 ] && echo "$(date +%T) records so far: $(wc -l < "$WORK/family1/results.jsonl" 2>/dev/null || echo 0)"
+  done
+  [ -f "$WORK/rc" ]
+}
+
+PHASE=${PHASE:-all}
+if [ "$PHASE" = wait ]; then
+  [ -f "$WORK/t0" ] || { note "PHASE=wait: no run was started in $WORK"; exit 2; }
+  wait_for_run "${WAIT:-540}" && summarise
+  note "still running after this call's wait: $(wc -l < "$WORK/family1/results.jsonl" 2>/dev/null || echo 0) records; call PHASE=wait again"
+  cp "$WORK/console.log" "$LOG" 2>/dev/null; exit 3
 fi
-tail -n 25 "$LOG" > "$WORK/family1/console_tail.txt" 2>/dev/null
-(cd "$WORK" && tar czf "$OUT/raw.tgz" --exclude='*/build/*' family1 2>/dev/null)
-cat "$SUM"
-exit $rc
+
+rm -rf "$WORK/family1" "$WORK/rc" "$WORK/t1"
+cmd=(timeout -k 10 "$DEADLINE" python3 -m d2k_profile.cli "${paths[@]}" --self-check "${extra[@]}" --out "$WORK/family1")
+if [ "$PHASE" = start ]; then
+  # a copy of the tree: the device tool refreshes the checkout before the next call
+  rm -rf "$WORK/repo"; mkdir -p "$WORK/repo"; cp -a . "$WORK/repo/"
+  date +%s.%N > "$WORK/t0"
+  (cd "$WORK/repo" && setsid bash -c '"$@" > "$0/console.log" 2>&1; echo $? > "$0/rc.tmp"; date +%s.%N > "$0/t1"; mv "$0/rc.tmp" "$0/rc"' \
+     "$WORK" "${cmd[@]}" < /dev/null > /dev/null 2>&1 &)
+  wait_for_run "${WAIT:-540}" && summarise
+  note "started; still running after this call's wait: call PHASE=wait next (while the machine is warm)"
+  cp "$WORK/console.log" "$LOG" 2>/dev/null; exit 3
+fi
+date +%s.%N > "$WORK/t0"
+"${cmd[@]}" > "$WORK/console.log" 2>&1
+echo $? > "$WORK/rc"; date +%s.%N > "$WORK/t1"
+summarise

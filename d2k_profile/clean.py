@@ -12,17 +12,29 @@ keeps the comparison like with like: the same CUDA context, the same context swi
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
-from . import metrics
+from . import kernel_trace, metrics
+from .frames import TraceCallFrame
 from .results import Timing
-from .timing import TimedDevice, TimingConfig, hold_for, measure, warmup
+from .timing import Measurement, TimedDevice, TimingConfig, hold_for, measure, warmup
 
 
-def time_clean(device: TimedDevice, names: list[str], cfg: TimingConfig, rng: random.Random, cycles_per_us: float) -> dict[str, Timing]:
+def time_clean(device: TimedDevice, names: list[str], cfg: TimingConfig, rng: random.Random,
+               cycles_per_us: float) -> tuple[dict[str, Timing], Measurement]:
     """The implementations ``names`` on one workload, warmed up, then interleaved for
-    ``min(clean_budget_s, budget_s)``."""
+    ``min(clean_budget_s, budget_s)``; the measurement too (its calls, for the kernel times)."""
     clean_cfg = TimingConfig(**{**cfg.__dict__, "budget_s": min(cfg.clean_budget_s, cfg.budget_s)})
     host = warmup(names, device, clean_cfg)
     m = measure(names, device, clean_cfg, rng, hold_for(host, cycles_per_us))
-    return {n: Timing(**metrics.summarize_samples(m.samples[n]), samples_ms=[round(x, 6) for x in m.samples[n]]) for n in names}
+    timings = {n: Timing(**metrics.summarize_samples(m.samples[n]), samples_ms=[round(x, 6) for x in m.samples[n]]) for n in names}
+    return timings, m
+
+
+def with_kernel_times(timings: dict[str, Timing], traces: list[TraceCallFrame], m: Measurement) -> dict[str, Timing]:
+    """The clean timings with the CUPTI kernel times of the same calls, which the comparison uses
+    where the event times hold host time (:func:`d2k_profile.crosscheck.clean_findings`)."""
+    traced = kernel_trace.by_impl(traces, m.calls)
+    return {n: dataclasses.replace(t, kernel_ms=traced[n].kernel_ms, traced_event_ms=traced[n].event_ms) if n in traced else t
+            for n, t in timings.items()}

@@ -61,6 +61,7 @@ class SessionState:
     expert_error: str = ""
     cycles_per_us: float | None = None
     report: dict = field(default_factory=dict)
+    clean_inputs: dict[str, WorkloadInputs] = field(default_factory=dict)  # the clean phase's buffers, timed again afterwards
 
 
 class Judge:
@@ -84,9 +85,15 @@ class Judge:
         self.deaths = 0
         self.state: SessionState | None = None
         self.clean: dict[str, dict[str, Timing]] = {}
+        self.clean_host_bound: dict[str, set[str]] = {}
         self.forbidden: dict[str, tuple[set[str], str]] = {}
         self.run_notes: list[str] = []
         self.shm = first_shm(job) if not self.cuda else None
+        self.t0 = time.monotonic()
+
+    def mark(self, what: str) -> None:
+        """A line in the judge's log with the seconds since the judge was ready: where a job's time goes."""
+        print(f"[{time.monotonic() - self.t0:8.2f} s] {what}", flush=True)
 
     # --- sandboxes -------------------------------------------------------------------------------------
     def spawn(self) -> SessionState:
@@ -96,12 +103,16 @@ class Judge:
         """Confinement report; the trusted implementations; on a GPU, while the sandbox is still a
         clean process, the clean timing of the reference and the expert; then the submission."""
         st.report = st.session.reply((protocol.Confined,), deadline).report
+        self.mark("sandbox confined")
         self.seed_triton_cache()
         loaded = st.session.request(protocol.Load(), (protocol.Loaded,), deadline)
         st.names, st.expert_error = loaded.impls, loaded.expert_error
+        self.mark("reference and expert loaded")
         if self.cuda and not self.job.build_only and self.job.role == "submission" and not self.clean:
             self.clean_phase(st, deadline)
+            self.mark("clean timing done")
         reply = st.session.request(protocol.Import(), (protocol.Imported, protocol.ImportFailed), deadline)
+        self.mark("submission imported")
         if isinstance(reply, protocol.ImportFailed):
             st.session.kill()
             if reply.kind == "compile":
@@ -149,6 +160,7 @@ class Judge:
         if self.cuda and not self.job.build_only and self.job.role == "submission" and self.task.interface.forbidden_ops:
             for name in self.job.workloads:
                 self.forbidden[name] = self.forbidden_kernels(self.task.workload_named(name))
+            self.mark("forbidden-op kernels known")
         try:
             self.start(self.state, time.monotonic() + self.job.build_timeout_s)
         except ImportFailure as f:
@@ -179,6 +191,7 @@ class Judge:
             if outcome is None:  # a compiler failure: every remaining workload fails alike
                 return
             self.chan.send(protocol.Result(name, outcome))
+            self.mark(f"{name}: {outcome.status.value} in {outcome.wall_s:.2f} s")
         self.end_session()
 
     def workload(self, name: str) -> Outcome | None:
@@ -254,9 +267,15 @@ class Judge:
         s = st.session
         self.check_patches(st, deadline)
         tol, in_place = tolerance_for(self.task, wl), self.task.interface.in_place
-        arena = Arena(self.job.device, self.native, self.shm)
-        st.arenas.append(arena)
-        inputs = WorkloadInputs(self.ref_mod, wl, self.job.device, self.rng, arena)
+        # The buffers the clean phase timed the reference on, where this sandbox had it: the same
+        # allocations on both sides of the comparison (a strided reference such as transpose's
+        # took 10.7-15.0 ms on the H200 depending on the allocation alone).
+        inputs = st.clean_inputs.pop(wl.name, None)
+        if inputs is None:
+            arena = Arena(self.job.device, self.native, self.shm)
+            st.arenas.append(arena)
+            inputs = WorkloadInputs(self.ref_mod, wl, self.job.device, self.rng, arena)
+        arena = inputs.arena
         plain0 = inputs.load_seed(0)
         ref0, after0 = run_reference(self.reference, plain0)
         refs = as_outputs(ref0)
@@ -366,10 +385,9 @@ class Judge:
         marked = s.request(protocol.Mark(f"d2k/{self.task.id}/{wl.name}", inputs.timed_index), (protocol.Marked,), deadline)
         out.nvtx_range = marked.ranges.get("submission", "").replace("/submission", f"/{self.job.name}")
         out.rechecked_calls = m.rechecked["submission"]
-        for name, n in m.host_bound.items():
-            if n > 0.05 * len(m.samples[name]):
-                out.notes.append(f"{name}: on {n} of {len(m.samples[name])} timed calls the host took longer to enqueue the call "
-                                 f"than the {hold.us:.0f} us stream hold: those event times include host time")
+        for name in sorted(m.host_bound_impls()):
+            out.notes.append(f"{name}: on {m.host_bound[name]} of {len(m.samples[name])} timed calls the host took longer to enqueue the call "
+                             f"than the {hold.us:.0f} us stream hold: those event times include host time")
         self.fill_metrics(wl, m, traced, out, findings)
         out.notes += findings.notes
         if findings.problems:
@@ -423,7 +441,8 @@ class Judge:
         clean_t = self.clean.get(wl.name, {})
         out.clean_reference_ms = clean_t["reference"].median_ms if "reference" in clean_t else None
         out.clean_expert_ms = clean_t["expert"].median_ms if "expert" in clean_t else None
-        cf = crosscheck.clean_findings({"reference": out.reference_timing, **({"expert": out.expert_timing} if out.expert_timing else {})}, clean_t)
+        cf = crosscheck.clean_findings({"reference": out.reference_timing, **({"expert": out.expert_timing} if out.expert_timing else {})}, clean_t,
+                                       m.host_bound_impls() | self.clean_host_bound.get(wl.name, set()))
         findings.problems += cf.problems
         findings.notes += cf.notes
         flop = float(getattr(self.ref_mod, "flops", lambda p: 0.0)(wl.params))
@@ -467,12 +486,15 @@ class Judge:
                                        True, deadline, Outcome())
                 # traced as the timed phase is: CUPTI's per-call overhead is a few microseconds,
                 # 5-10 % of a 20 us kernel, and the two times are compared within 5 %
-                traced = self.begin_trace(s, deadline) is None
+                traced, traces = self.begin_trace(s, deadline) is None, []
                 try:
-                    self.clean[name] = clean.time_clean(device, names, self.cfg, self.rng, cpu)
+                    timings, m = clean.time_clean(device, names, self.cfg, self.rng, cpu)
                 finally:  # never leave the trace running into the timed phase, whose own trace would then fail to start
                     if traced:
-                        self.end_trace(s, deadline)
+                        traces, _ = self.end_trace(s, deadline)
+                self.clean[name] = clean.with_kernel_times(timings, traces, m)
+                self.clean_host_bound[name] = m.host_bound_impls()
+                st.clean_inputs[name] = inputs
             except (Verdict, RuntimeError, ValueError) as exc:  # no clean comparison for this workload; said in its record
                 self.run_notes.append(f"clean timing of {name} failed: {type(exc).__name__}: {exc}")
             s.stop(deadline)

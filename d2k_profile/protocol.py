@@ -69,6 +69,9 @@ class JudgeJob:
     max_deaths: int = 2
     build_only: bool = False
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+    # the expert job's build folder: its sandbox (which ran only trusted code) built the expert's
+    # torch extensions there, and a submission's sandbox loads them from it before its import
+    expert_build_dir: str | None = None
     fd: int = -1
     token: str = ""
 
@@ -131,6 +134,7 @@ class Setup:
     flush_mode: int  # 1 write, 2 write then read (default), 3 read
     build_dir: str
     policy: SandboxPolicy
+    trusted_extensions: str | None = None  # TORCH_EXTENSIONS_DIR while the trusted code loads and runs
 
 
 @dataclass

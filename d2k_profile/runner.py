@@ -131,6 +131,7 @@ class Runner:
             build_timeout_s=self.opts.limits.build_timeout_s, workload_timeout_s=self.opts.limits.workload_timeout_s,
             max_deaths=self.opts.limits.max_deaths, build_only=build_only_,
             sandbox=protocol.SandboxPolicy(enabled=self.opts.sandbox, layers=list(self.layers)),
+            expert_build_dir=str(build_dir(self.opts.out, job.task.id, "expert", environment.source_hash(Path(expert)))) if expert else None,
         )
         # Judges (trusted: they run only the reference and the expert) share one Triton cache; each
         # sandbox starts from a copy of it in its own build folder (see Judge.seed_triton_cache).

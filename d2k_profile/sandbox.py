@@ -39,6 +39,8 @@ class Sandbox:
         self.escrows: list[tuple] = []
         self.expect: tuple = ()
         self.keep: list = []  # mapped buffers stay alive as long as the process
+        self.opened: dict[str, object] = {}  # buffers mapped so far, by handle: a set bound again is not mapped twice
+        self.own_extensions = os.environ.get("TORCH_EXTENSIONS_DIR", "")
 
     # --- messages -----------------------------------------------------------------------------
     def receive(self, allowed: tuple):
@@ -101,6 +103,7 @@ class Sandbox:
         self.native.setup(self.cmd_fd, self.res_fd, descriptors, cuda, stream, device, self.setup.flush_mode)
         if cuda:
             self.native.cupti_check(native.cupti_library())  # where to load CUPTI from when tracing starts
+        self._use_trusted_extensions()
         ref_mod = loader.load_module(self.setup.reference_path, "d2k_reference")
         init = tuple(ref_mod.get_init_inputs()) if callable(getattr(ref_mod, "get_init_inputs", None)) else ()
         self.impls, self.names = [loader.reference_entry(ref_mod)], ["reference"]
@@ -117,6 +120,25 @@ class Sandbox:
         self.init, self.strict = init, strict
         self.send(protocol.Loaded(list(self.names), expert_error))
 
+    def _use_trusted_extensions(self) -> None:
+        """Until the import, the torch extensions of the trusted code (the expert's ``load_inline``,
+        usually compiled at its first call, in the clean timing) are built in, and loaded from, the
+        expert job's own build folder: compiled once per run, not once per submission (a CUDA
+        expert takes tens of seconds to build). Only where this sandbox may write there (torch
+        locks the folder while it checks the build); under Landlock it may not, and it builds its
+        own copy as before."""
+        trusted = self.setup.trusted_extensions
+        if not trusted:
+            return
+        probe = os.path.join(trusted, f".d2k-probe-{os.getpid()}")
+        try:
+            os.makedirs(trusted, exist_ok=True)
+            os.close(os.open(probe, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
+            os.unlink(probe)
+        except OSError:
+            return
+        os.environ["TORCH_EXTENSIONS_DIR"] = trusted
+
     def import_submission(self) -> None:
         """The submission, imported after the snapshot of everything a patch could change."""
         import traceback
@@ -124,6 +146,7 @@ class Sandbox:
         from . import anticheat, loader, protocol
 
         init = self.init
+        os.environ["TORCH_EXTENSIONS_DIR"] = self.own_extensions  # the submission builds in its own folder only
         harness = [(name, sys.modules[name]) for name in sorted(sys.modules) if name.startswith("d2k_profile.")]
         self.watch = (harness, self.strict)
         self.before = anticheat.snapshot(*self.watch)
@@ -147,8 +170,10 @@ class Sandbox:
         from . import shared
 
         def attach(spec):
-            buf = shared.attach(spec, self.setup.device, self.native)
-            self.keep.append(buf)
+            buf = self.opened.get(spec.handle)
+            if buf is None or buf.spec != spec:
+                buf = self.opened[spec.handle] = shared.attach(spec, self.setup.device, self.native)
+                self.keep.append(buf)
             return buf
 
         self.input_sets = [tuple(s.value if s.dtype == "value" else attach(s).tensor for s in specs) for specs in msg.input_sets]

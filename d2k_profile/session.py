@@ -212,6 +212,7 @@ def spawn_sandbox(job: protocol.JudgeJob, chan, reference_path: str, shm: Path |
     extra = [str(shm)] if shm else ["/dev/shm"]  # CPU: the buffers' folder; GPU: what the driver may use for IPC
     policy = protocol.SandboxPolicy(job.sandbox.enabled, [*job.sandbox.write_dirs, *extra], list(job.sandbox.layers))
     flush = int(job.timing.get("flush_mode", 3))
+    trusted = str(Path(job.expert_build_dir) / "sandbox" / "torch_extensions") if job.expert_path and job.expert_build_dir else None
     s.send(protocol.Setup(job.role, job.path, reference_path, job.expert_path, job.device, job.native_path, flush,
-                          str(Path(job.build_dir) / "sandbox"), policy))
+                          str(Path(job.build_dir) / "sandbox"), policy, trusted))
     return s

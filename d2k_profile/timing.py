@@ -32,6 +32,7 @@ MAX_HOLD_US = 5_000.0
 HOLD_PER_HOST = 3.0  # hold = this many times the slowest implementation's HOST_QUANTILE enqueue time
 HOST_QUANTILE = 0.9
 CALIBRATION_CYCLES = 1_000_000  # ~0.5 ms sleeps: the ~3 us launch latency is under 1 % of them
+HOST_BOUND_SHARE = 0.05  # an implementation with more host-bound calls than this is host-bound
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,12 @@ class Measurement:
     host_bound: dict[str, int]  # samples whose host enqueue time outlasted the stream hold
     calls: list[tuple[str, int, float]]  # (implementation, call id, event ms) of every timed call
     rounds: int = 0
+
+    def host_bound_impls(self) -> set[str]:
+        """Implementations whose event times hold host time: more than :data:`HOST_BOUND_SHARE` of
+        their calls were enqueued more slowly than the stream hold (a host-side sync inside the
+        call, such as a bincount reading its maximum back)."""
+        return {n for n, k in self.host_bound.items() if k > HOST_BOUND_SHARE * len(self.samples.get(n, ()))}
 
 
 Clock = Callable[[], float]

@@ -72,6 +72,30 @@ def test_clean_reference_check():
     assert "faster inside the sandbox" in cc.clean_findings({"reference": t(0.08)}, {"reference": t(0.1)}).notes[0]
 
 
+def tk(ms, kernel_ms):
+    return Timing(ms, 0.0, ms, ms, 0.001, 50, kernel_ms=kernel_ms)
+
+
+def test_clean_check_of_a_host_bound_reference_decides_on_kernel_times():
+    # the histogram case measured on the H200: +6.6 % event time, the same kernel time
+    same_kernels = cc.clean_findings({"reference": tk(0.7414, 0.4957)}, {"reference": tk(0.6956, 0.4951)}, {"reference"})
+    assert same_kernels.problems == [] and "host-bound" in same_kernels.notes[0]
+    # host-bound, but its kernels ran 30 % longer: something loaded the device
+    slowed = cc.clean_findings({"reference": tk(0.90, 0.65)}, {"reference": tk(0.70, 0.50)}, {"reference"})
+    assert len(slowed.problems) == 1 and "kernels took" in slowed.problems[0]
+    # not host-bound: the event times still decide, whatever the kernel times say
+    assert cc.clean_findings({"reference": tk(0.7414, 0.4957)}, {"reference": tk(0.6956, 0.4951)}).problems
+    # host-bound without kernel times (no trace): the event times are all there is
+    assert cc.clean_findings({"reference": t(0.7414)}, {"reference": t(0.6956)}, {"reference"}).problems == []
+
+
+def test_host_bound_implementations():
+    from d2k_profile.timing import Measurement
+
+    m = Measurement({"reference": [1.0] * 40, "submission": [1.0] * 40}, {}, {"reference": 40, "submission": 2}, [])
+    assert m.host_bound_impls() == {"reference"}  # 2 of 40 is under the 5 % share
+
+
 def test_roofline_floor_is_a_status_not_a_note():
     assert cc.roofline_findings(0.05, 0.1, "H200").problems
     assert not cc.roofline_findings(0.095, 0.1, "H200").problems
