@@ -338,3 +338,31 @@ def with_enclosing(f: KernelFacts, ids: list[int]) -> list[int]:
             out.append(lid)
             lid = f.loops[lid].parent
     return out
+
+
+def block_indexed(keys) -> bool:
+    """Whether the atoms ``keys`` include the block/program index."""
+    return any(k.startswith(("bid.", "pid.")) for k in keys)
+
+
+def grid_sized(keys, f: KernelFacts) -> bool:
+    """Whether the atoms ``keys`` include the grid size: ``gridDim``/``tl.num_programs``, or a
+    kernel parameter (or constexpr) that a launch binds to a grid dimension."""
+    if any(k.startswith(("gdim.", "nprog.")) for k in keys):
+        return True
+    for k in keys:
+        if k.startswith(("param#", "cexpr#")):
+            i = int(k.split("#")[1])
+            if any(i < len(lf.bound) and lf.bound[i] is not None and any(g == lf.bound[i] or atoms(lf.bound[i]) & atoms(g) - {"meta"} for g in lf.grid)
+                   for lf in f.launches):
+                return True
+    return False
+
+
+def counted_grid_stride(f: KernelFacts, lp: LoopFact) -> bool:
+    """A counted loop (``for i in range(iters)``) walking the grid: a global access in it whose
+    offset depends on the block/program index and advances by a multiple of the grid size per
+    iteration (``(pid + i * num_programs) * BLOCK``)."""
+    it = f"iter#{lp.id}"
+    return any(lp.id in a.loops and a.space == "global" and block_indexed(P.terms(a.poly)) and grid_sized(P.terms(P.coeff(a.poly, it)), f)
+               for a in f.accesses)

@@ -7,13 +7,16 @@ launch grid), starting at this block's or thread's global index.
 
 ## How it is detected
 A loop whose start depends on the block/program index and whose step carries the grid-size atom
-(``gdim``, ``nprog``) or a parameter the launch binds to the grid size.
+(``gdim``, ``nprog``) or a parameter the launch binds to the grid size; or a counted loop
+(``for i in range(iters)``) over an access whose offset depends on the block/program index and
+advances per iteration by a multiple of the grid size (``(pid + i * nprog) * BLOCK``).
 
 ## Not to be confused with
 Block-stride loops (step ``blockDim.x``), loops over K or over a tile's columns.
 """
 
 from ..facts.expr import atoms
+from ._queries import block_indexed, counted_grid_stride, grid_sized
 from ._base import Rule, absent, present
 
 RULE = Rule("grid_stride_loop")
@@ -25,14 +28,6 @@ def detect(f):
     for lp in f.loops.values():
         start = atoms(lp.init) if lp.init is not None else frozenset()
         step = atoms(lp.step) if lp.step is not None else frozenset()
-        if not any(k.startswith(("bid.", "pid.")) for k in start):
-            continue
-        if any(k.startswith(("gdim.", "nprog.")) for k in step):
+        if block_indexed(start) and grid_sized(step, f) or counted_grid_stride(f, lp):
             hits.append(lp)
-            continue
-        for k in step:
-            if k.startswith(("param#", "cexpr#")):
-                i = int(k.split("#")[1])
-                if any(i < len(lf.bound) and lf.bound[i] is not None and any(g == lf.bound[i] or atoms(lf.bound[i]) & atoms(g) - {'meta'} for g in lf.grid) for lf in f.launches):
-                    hits.append(lp)
     return present(hits, "loop stepping by the grid size") if hits else absent("no grid-stride loop")

@@ -24,6 +24,7 @@ from ..facts import poly as P
 from ..facts.expr import Call, Op, TypeRef, atoms, num, short, walk
 from ..facts.kernel import LoopFact
 from ._base import Rule, absent, present
+from ._queries import counted_grid_stride
 
 RULE = Rule("persistent_kernel")
 SM_COUNTS = {132, 148, 114, 108, 80, 84, 144, 160, 170, 188, 78, 46, 68, 82, 58, 56, 60}
@@ -57,6 +58,8 @@ def work_loops(f) -> list:
         step = atoms(lp.step) if lp.step is not None else frozenset()
         by_grid = any(k.startswith(("gdim.", "nprog.", "param#", "cexpr#")) for k in step)
         if any(k.startswith(("bid.", "pid.")) for k in start) and (by_grid or (lp.step is not None and sm_sized(lp.step))):
+            out.append(lp)
+        elif counted_grid_stride(f, lp):  # ``for i in range(iters)`` over ``(pid + i * num_programs) * BLOCK``
             out.append(lp)
     for a in f.accesses:
         if a.kind == "atomic" and a.loops and not a.guards:
