@@ -17,17 +17,25 @@ from ..facts.types import is_vector, size_of
 from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, present
 
+# a 16- or 8-byte asynchronous copy from global to shared memory: what a software-pipelined load
+# becomes (Triton's ``num_stages`` >= 2, CUDA's ``cp.async``), 128 or 64 bits per thread per copy
+WIDE_ASYNC_COPY = r"\bcp\.async\.c[ag]\.shared\.global\b[^;]*,\s*(?:16|8|0x10|0x8)\s*[,;]"
+
+
 def _compiled(ir: TritonIR) -> Reading:
-    """Triton: global loads/stores of 64 bits or more per thread (``ld.global.v4.b32``)."""
+    """Triton: global loads/stores of 64 bits or more per thread (``ld.global.v4.b32``), or
+    16/8-byte ``cp.async`` copies into shared memory (a pipelined load)."""
     vector = ir.lines(r"\b(?:ld|st)\.global(?:\.[\w:]+)*?\.v[248]\.\w+")
     if vector:
         return Reading(True, vector, "vector global accesses in the PTX")
-    if ir.count(r"\b(?:ld|st)\.global\b"):
+    if copies := ir.lines(WIDE_ASYNC_COPY):
+        return Reading(True, copies, "16/8-byte asynchronous global-to-shared copies in the PTX")
+    if ir.count(r"\b(?:ld|st)\.global\b|\bcp\.async\.c[ag]\.shared\.global\b"):
         return Reading(False, ir.lines(r"\b(?:ld|st)\.global\b", limit=2), "every global access is scalar")
     return Reading(None, (), "no global load or store through pointers")
 
 
-RULE = Rule("vectorized_access", Signature(triton=_compiled, ptx=r"\b(?:ld|st)\.(?:global|shared)(?:\.[\w:]+)*?\.v[248]\.\w+", sass=r"\b(?:LDG|STG|LDS|STS)(?:\.\w+)*\.(?:64|128|256)\b\S*", upgrades=True))
+RULE = Rule("vectorized_access", Signature(triton=_compiled, ptx=r"\b(?:ld|st)\.(?:global|shared)(?:\.[\w:]+)*?\.v[248]\.\w+|" + WIDE_ASYNC_COPY, sass=r"\b(?:LDG|STG|LDS|STS)(?:\.\w+)*\.(?:64|128|256)\b\S*", upgrades=True))
 
 
 @RULE.cuda

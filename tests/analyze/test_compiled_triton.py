@@ -411,3 +411,18 @@ def run(x):
     row_softmax[(x.shape[0],)](x, y, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
     return y
 '''
+
+
+def test_vectorized_access_counts_pipelined_async_copies():
+    """A load Triton software-pipelines (tl.range(..., num_stages=2)) becomes 16-byte cp.async
+    copies into shared memory, not ld.global.v4: still a 128-bit global access (PTX lines as
+    triton 3.6 emits them for the cross_entropy expert)."""
+    from d2k_analyze.detectors.vectorized_access import _compiled
+
+    pipelined = TritonIR("", "cp.async.cg.shared.global [ %r46 + 0 ], [ %rd9 + 0 ], 0x10, %r47;\n"
+                             "cp.async.commit_group;\nld.global.cg.b32 { %r1 }, [ %rd2 + 0 ];\n", 90)
+    assert _compiled(pipelined).decision is True
+    narrow = TritonIR("", "cp.async.ca.shared.global [ %r46 + 0 ], [ %rd9 + 0 ], 0x4, %r47;\n", 90)
+    assert _compiled(narrow).decision is False
+    scalar = TritonIR("", "ld.global.L1::evict_first.L2::cache_hint.b16 { %rs1 }, [ %rd3 + 0 ], %rd4;\n", 90)
+    assert _compiled(scalar).decision is False
