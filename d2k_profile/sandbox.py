@@ -40,7 +40,7 @@ class Sandbox:
         self.expect: tuple = ()
         self.keep: list = []  # mapped buffers stay alive as long as the process
         self.opened: dict[str, object] = {}  # buffers mapped so far, by handle: a set bound again is not mapped twice
-        self.own_extensions = os.environ.get("TORCH_EXTENSIONS_DIR", "")
+        self.own_extensions = os.environ.get("TORCH_EXTENSIONS_DIR")  # set by the judge (session.sandbox_env)
 
     # --- messages -----------------------------------------------------------------------------
     def receive(self, allowed: tuple):
@@ -139,6 +139,13 @@ class Sandbox:
             return
         os.environ["TORCH_EXTENSIONS_DIR"] = trusted
 
+    def _use_own_extensions(self) -> None:
+        """From the import on, every torch extension is built in this sandbox's own folder."""
+        if self.own_extensions is None:
+            os.environ.pop("TORCH_EXTENSIONS_DIR", None)
+        else:
+            os.environ["TORCH_EXTENSIONS_DIR"] = self.own_extensions
+
     def import_submission(self) -> None:
         """The submission, imported after the snapshot of everything a patch could change."""
         import traceback
@@ -146,7 +153,7 @@ class Sandbox:
         from . import anticheat, loader, protocol
 
         init = self.init
-        os.environ["TORCH_EXTENSIONS_DIR"] = self.own_extensions  # the submission builds in its own folder only
+        self._use_own_extensions()
         harness = [(name, sys.modules[name]) for name in sorted(sys.modules) if name.startswith("d2k_profile.")]
         self.watch = (harness, self.strict)
         self.before = anticheat.snapshot(*self.watch)

@@ -23,7 +23,8 @@ def test_trusted_folder_is_used_while_only_trusted_code_runs(tmp_path, monkeypat
     sb._use_trusted_extensions()
     assert os.environ["TORCH_EXTENSIONS_DIR"] == str(trusted) and trusted.is_dir()
     assert list(trusted.iterdir()) == []  # the write probe leaves nothing behind
-    assert sb.own_extensions == str(own)
+    sb._use_own_extensions()  # what the import does first
+    assert os.environ["TORCH_EXTENSIONS_DIR"] == str(own)
 
 
 def test_no_trusted_folder_or_one_it_cannot_write_leaves_its_own(tmp_path, monkeypatch):
