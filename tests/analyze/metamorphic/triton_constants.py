@@ -149,7 +149,9 @@ def triton_param_to_global(text: str) -> tuple[str, list[tuple[str, str, str]]]:
             if original.name.value in plan:
                 self.kernel = None
                 drop = plan[original.name.value]
-                params = [p for p in updated.params.params if p.name.value not in drop]
+                # filter on the original names: leave_Name has already renamed the parameter
+                # to its global where the two names differ (STAGES -> _STAGES)
+                params = [u for o, u in zip(original.params.params, updated.params.params) if o.name.value not in drop]
                 if params:
                     params[-1] = params[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
                 return updated.with_changes(params=updated.params.with_changes(params=params))
