@@ -59,8 +59,13 @@ def few_collections():
 
 def analyze_submission(name: str, path: Path, task: str | None, catalogue=None) -> SubmissionAnalysis:
     """Analyse one submission folder (or standalone file): every kernel unit, every property."""
+    from .facts.expr import forget_nodes
+
     with few_collections():
-        return _analyze_submission(name, path, task, catalogue)
+        try:
+            return _analyze_submission(name, path, task, catalogue)
+        finally:
+            forget_nodes()
 
 
 def _analyze_submission(name: str, path: Path, task: str | None, catalogue) -> SubmissionAnalysis:

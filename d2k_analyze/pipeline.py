@@ -84,6 +84,9 @@ _WORKER_CATALOGUE: Catalogue | None = None
 def _init_worker(catalogue: Catalogue) -> None:
     global _WORKER_CATALOGUE
     _WORKER_CATALOGUE = catalogue
+    from .analysis import few_collections
+
+    few_collections().__enter__()  # for the worker's life (see analysis.few_collections)
 
 
 def analyze_one(job: Job, catalogue: Catalogue | None = None) -> SubmissionAnalysis:
@@ -103,10 +106,13 @@ def analyze_one(job: Job, catalogue: Catalogue | None = None) -> SubmissionAnaly
 def analyze_all(jobs: list[Job], catalogue: Catalogue, n_jobs: int, on_done: Tick = lambda: None) -> list[SubmissionAnalysis]:
     """Analyse submissions with ``n_jobs`` processes (in-process for 1); results in input order."""
     if n_jobs <= 1 or len(jobs) <= 1:
+        from .analysis import few_collections
+
         out = []
-        for j in jobs:
-            out.append(analyze_one(j, catalogue))
-            on_done()
+        with few_collections():  # once for the run: restoring the thresholds per submission set off a collection each time
+            for j in jobs:
+                out.append(analyze_one(j, catalogue))
+                on_done()
         return out
     results: dict[int, SubmissionAnalysis] = {}
     with ProcessPoolExecutor(max_workers=min(n_jobs, len(jobs)), initializer=_init_worker, initargs=(catalogue,)) as pool:

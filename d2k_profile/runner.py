@@ -170,8 +170,7 @@ class Runner:
                     self.emit(job, name, Outcome(status=Status.SKIPPED, reason=f"CUDA C++ submission: {res.summary}; running it needs a GPU, "
                                                                                "and this machine has none", error_kind=""))
 
-        with ThreadPoolExecutor(max(1, self.opts.jobs)) as pool:
-            list(pool.map(check, cuda))
+        _map_interruptible(check, cuda, self.opts.jobs)
         return [j for j in jobs if j.sub.language != "cuda"]
 
     def run_job(self, job: Job, gpu: str | None) -> None:
@@ -212,9 +211,8 @@ class Runner:
 
         experts = [(i, j) for i, j in enumerate(jobs) if j.sub.role == "expert"]
         others = [(i, j) for i, j in enumerate(jobs) if j.sub.role != "expert" and j.sub.language in ("cuda", "cpp")]
-        with ThreadPoolExecutor(max(1, self.opts.jobs)) as pool:
-            list(pool.map(lambda ij: build(*ij), experts))
-            list(pool.map(lambda ij: build(*ij), others))
+        _map_interruptible(lambda ij: build(*ij), experts, self.opts.jobs)
+        _map_interruptible(lambda ij: build(*ij), others, self.opts.jobs)
         return [j for i, j in enumerate(jobs) if i not in failed]
 
     def run(self, jobs: list[Job]) -> None:
@@ -260,3 +258,16 @@ class Runner:
         tmp = self.opts.out / "environment.json.tmp"
         tmp.write_text(json.dumps(data, indent=2, default=str))
         os.replace(tmp, self.opts.out / "environment.json")
+
+
+def _map_interruptible(fn, items, jobs: int) -> None:
+    """``fn`` over ``items`` on ``jobs`` threads. On Ctrl-C the main thread does not wait for the
+    calls under way (a compile check or build can run for minutes): queued calls are cancelled
+    and the interrupt goes up at once, where the caller kills every process group."""
+    pool = ThreadPoolExecutor(max(1, jobs))
+    try:
+        list(pool.map(fn, items))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)

@@ -8,7 +8,7 @@ interpreter before a detector sees it.
 from __future__ import annotations
 
 from ..facts import poly as P
-from ..facts.expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, operators, rewrite, short, walk
+from ..facts.expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, operators, rewrite, short, subtree_has, walk
 from ..facts.kernel import Access, Assignment, CallFact, KernelFacts, LoopFact
 
 EXP = frozenset({"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2", "expm1", "expm1f",
@@ -24,7 +24,10 @@ MMA_ASM = ("mma.sync", "wgmma.", "tcgen05.mma", "mma.sp")
 
 
 def is_call(e: E, names: frozenset[str] | set[str]) -> bool:
-    return isinstance(e, Call) and (e.fn in names or short(e.fn) in names)
+    if type(e) is not Call:  # the detectors' most frequent question, asked of every node
+        return False
+    fn = e.fn
+    return fn in names or ("." in fn and fn.rsplit(".", 1)[1] in names)
 
 
 def is_exp(e: E) -> bool:
@@ -318,14 +321,20 @@ def located(f: KernelFacts, e: E) -> E:
     """``e`` with every load replaced by the location it reads (object and offset), so that two
     reads of one location compare equal: statistics kept in memory through a pointer
     (``*mean += (x - *mean) / n``) are read by several loads of the same place."""
-    if not any(type(n) is Load for n in walk(e)):
+    if not _has_load(e):
         return e
+    memo = f.cache.get("located")
+    if memo is None:  # one per kernel: the values of its assignments share their subtrees
+        memo = f.cache["located"] = {}
 
     def location(n: E) -> E:
         if isinstance(n, Load) and n.access < len(f.accesses):
             return Sym(f"at:{n.obj}:{P.show(f.accesses[n.access].poly)}")
         return n
-    return rewrite(e, location)
+    return rewrite(e, location, memo)
+
+
+_has_load = subtree_has(lambda n: type(n) is Load)
 
 
 def with_enclosing(f: KernelFacts, ids: list[int]) -> list[int]:

@@ -23,7 +23,7 @@ the judge.
 """
 
 from ..facts import poly as P
-from ..facts.expr import Call, Op, walk
+from ..facts.expr import Call, Op, subtree_has, walk
 from ._base import Rule, absent, present
 from ._queries import is_call, located
 
@@ -37,8 +37,13 @@ def _shuffled(call: Call):
     return call.args[1] if len(call.args) >= 3 else (call.args[0] if call.args else None)
 
 
+_has_up_shuffle = subtree_has(lambda n: is_call(n, UP_SHUFFLES))
+
+
 def _scans_with_shuffle_up(e) -> bool:
     """``op(v, ... __shfl_up_sync(mask, v, d) ...)``: v combined with its copy from a lower lane."""
+    if not _has_up_shuffle(e):
+        return False  # decides most values at once: the pairwise search below is quadratic
     for n in walk(e):
         if not isinstance(n, (Op, Call)) or len(n.args) < 2 or is_call(n, UP_SHUFFLES):
             continue

@@ -17,9 +17,9 @@ A three-pass softmax (separate max, sum and normalise passes) or a one-block saf
 (max, then sum of exp(x - max)): no running rescale.
 """
 
-from ..facts.expr import Call, Load, Op, Sym, flatten, num, rewrite, walk
+from ..facts.expr import Call, Load, Op, Sym, flatten, num, rewrite, subtree_has, walk
 from ._base import Rule, absent, present
-from ._queries import expand, exps_in
+from ._queries import expand, exps_in, is_exp
 
 RULE = Rule("online_softmax")
 
@@ -101,10 +101,15 @@ def _merged_partials(e) -> bool:
     return False
 
 
+# every form below rescales by an exponential: values without one are skipped at once
+_has_exp = subtree_has(is_exp)
+
+
 @RULE.both
 def detect(f):
-    hits = [a for a in f.assigns if _rescaled_old(a, f) or _pair_merge(a) or _merged_partials(a.new)]
-    hits += [a for a in f.accesses if a.kind in ("store", "rmw") and a.value is not None and a.space in ("shared", "local") and _pair_merge_value(a.value)]
+    hits = [a for a in f.assigns if _has_exp(a.new) and (_rescaled_old(a, f) or _pair_merge(a) or _merged_partials(a.new))]
+    hits += [a for a in f.accesses if a.kind in ("store", "rmw") and a.value is not None and a.space in ("shared", "local")
+             and _has_exp(a.value) and _pair_merge_value(a.value)]
     if hits:
         return present(hits, "running sum/accumulator rescaled by exp(m_old - m_new)")
     return absent("no running rescale of the sum by exp(m_old - m_new)")

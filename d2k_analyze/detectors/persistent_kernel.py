@@ -21,7 +21,7 @@ A grid-stride loop over a grid sized to the data (the host side decides).
 """
 
 from ..facts import poly as P
-from ..facts.expr import Call, Op, TypeRef, atoms, num, short, walk
+from ..facts.expr import Call, Op, TypeRef, atoms, num, short, subtree_has, walk
 from ..facts.kernel import LoopFact
 from ._base import Rule, absent, present
 from ._queries import counted_grid_stride
@@ -93,14 +93,15 @@ def _uses(e, a) -> bool:
     return any(k.startswith(f"phi#{a.cell}@") for k in atoms(e)) or any(n == a.new for n in walk(e))
 
 
-def _per_block_share(e) -> bool:
-    """``x / gridDim.x`` or ``cdiv(x, num_programs)`` with ``x`` not itself the grid size."""
-    for n in walk(e):
-        if isinstance(n, Op) and n.op in ("/", "//", "cdiv") and len(n.args) == 2:
-            den, numer = atoms(n.args[1]), atoms(n.args[0])
-            if den and all(k.startswith(("gdim.", "nprog.")) for k in den) and any(not k.startswith(("gdim.", "nprog.")) for k in numer):
-                return True
+def _block_share_at(n) -> bool:
+    if isinstance(n, Op) and n.op in ("/", "//", "cdiv") and len(n.args) == 2:
+        den, numer = atoms(n.args[1]), atoms(n.args[0])
+        return bool(den) and all(k.startswith(("gdim.", "nprog.")) for k in den) and any(not k.startswith(("gdim.", "nprog.")) for k in numer)
     return False
+
+
+# ``x / gridDim.x`` or ``cdiv(x, num_programs)`` with ``x`` not itself the grid size, anywhere in a value
+_per_block_share = subtree_has(_block_share_at)
 
 
 GRID_SIZE = ("gdim.", "nprog.", "param#", "cexpr#")

@@ -17,8 +17,10 @@ from ..facts.types import is_vector, size_of
 from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, present
 
-# a 16- or 8-byte asynchronous copy from global to shared memory: what a software-pipelined load
-# becomes (Triton's ``num_stages`` >= 2, CUDA's ``cp.async``), 128 or 64 bits per thread per copy
+# a 16- or 8-byte asynchronous copy from global to shared memory: what a software-pipelined Triton
+# load becomes (``num_stages`` >= 2), 128 or 64 bits per thread per copy. Triton only: in CUDA
+# source ``cp.async`` is the programmer's own choice and is async_copy's evidence; the compiled
+# CUDA signature stays ``ld/st .v2/.v4`` (the source's own vector types)
 WIDE_ASYNC_COPY = r"\bcp\.async\.c[ag]\.shared\.global\b[^;]*,\s*(?:16|8|0x10|0x8)\s*[,;]"
 
 
@@ -35,7 +37,7 @@ def _compiled(ir: TritonIR) -> Reading:
     return Reading(None, (), "no global load or store through pointers")
 
 
-RULE = Rule("vectorized_access", Signature(triton=_compiled, ptx=r"\b(?:ld|st)\.(?:global|shared)(?:\.[\w:]+)*?\.v[248]\.\w+|" + WIDE_ASYNC_COPY, sass=r"\b(?:LDG|STG|LDS|STS)(?:\.\w+)*\.(?:64|128|256)\b\S*", upgrades=True))
+RULE = Rule("vectorized_access", Signature(triton=_compiled, ptx=r"\b(?:ld|st)\.(?:global|shared)(?:\.[\w:]+)*?\.v[248]\.\w+", sass=r"\b(?:LDG|STG|LDS|STS)(?:\.\w+)*\.(?:64|128|256)\b\S*", upgrades=True))
 
 
 @RULE.cuda

@@ -19,7 +19,7 @@ A single-pass sum and sum of squares (``E[x²] - E[x]²``) or a two-pass centred
 loaded count or M2 partial); a ceiling division ``1 + (x - 1) / k`` (a constant is no mean).
 """
 
-from ..facts.expr import Call, Load, Num, Op, Sym, flatten, walk
+from ..facts.expr import Call, Load, Num, Op, Sym, flatten, subtree_has, walk
 from ._base import Rule, absent, present
 from ._queries import located
 
@@ -128,25 +128,27 @@ def _partials_merge(total, term, factors) -> bool:
     return bool(counts and addends)
 
 
+def _chan_merge_at(n) -> bool:
+    """``n`` is a sum one of whose terms is ``k · (mean_a - mean_b)²`` (both sides means), or
+    a merge of partials read back from memory."""
+    if not (isinstance(n, Op) and n.op == "+") or len(n.args) < 2:
+        return False
+    for t in n.args:
+        factors = flatten("*", t)
+        diffs = [x for x in factors if isinstance(x, Op) and x.op == "-" and len(x.args) == 2 and all(_mean_like(y) for y in x.args)]
+        if len(diffs) >= 2 and diffs[0] == diffs[1]:
+            return True
+        if _partials_merge(n, t, factors):
+            return True
+    return False
+
+
+_has_chan_merge = subtree_has(_chan_merge_at)
+
+
 def chan_merges(f) -> list:
     """M2 merges of partials: ``M2_a (+ M2_b) + n · (mean_a - mean_b)²`` with both sides means."""
-    out = []
-    for a, value in _values(f):
-        for n in walk(value):
-            if not (isinstance(n, Op) and n.op == "+") or len(n.args) < 2:
-                continue
-            for t in n.args:
-                factors = flatten("*", t)
-                diffs = [x for x in factors if isinstance(x, Op) and x.op == "-" and len(x.args) == 2 and all(_mean_like(y) for y in x.args)]
-                if len(diffs) >= 2 and diffs[0] == diffs[1]:
-                    out.append(a)
-                    break
-                if _partials_merge(n, t, factors):
-                    out.append(a)
-                    break
-            if out and out[-1] is a:
-                break
-    return out
+    return [a for a, value in _values(f) if _has_chan_merge(value)]
 
 
 @RULE.both

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 from . import poly as P
 from .expr import Attr, Call, Cast, E, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef, atoms, num, order_key, short, walk
@@ -533,6 +534,7 @@ TILE_DST_OPS = {
 }
 
 
+@lru_cache(maxsize=4096)
 def _canonical(fn: str) -> str:
     fn = fn.replace("::", ".")
     for prefix in ("nvcuda.", "cooperative_groups.", "cute.", "cutlass.arch.", "std."):

@@ -191,6 +191,11 @@ for _cls in (Op, Call, Index, Attr, Cast, Tup, Ptr):
     _cls.__getstate__ = _state_without_hash  # type: ignore[method-assign]
 
 
+_REPR_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in cls.__dataclass_fields__.values() if f.repr)
+    for cls in (Num, Str, Name, Sym, Op, Call, Index, Attr, Cast, Tup, TypeRef, Ptr, Load)
+}
+
 ZERO = Num(0)
 ONE = Num(1)
 
@@ -203,26 +208,51 @@ def children(e: E) -> tuple[E, ...]:
     return get(e) if get is not None else ()
 
 
-def rewrite(e: E, fn: Callable[[E], E]) -> E:
-    """``e`` rebuilt bottom-up with ``fn`` applied to every node (children first)."""
+def rewrite(e: E, fn: Callable[[E], E], memo: dict | None = None) -> E:
+    """``e`` rebuilt bottom-up with ``fn`` applied to every node (children first). With a
+    ``memo`` (kept by the caller for one ``fn``), a node met again, in this value or in another
+    one built from it, is rebuilt once: its result is reused, as the same object."""
+    if memo is not None:
+        hit = memo.get(id(e))
+        if hit is not None and hit[0] is e:
+            return hit[1]
+        out = _rewrite_node(e, lambda c: rewrite(c, fn, memo), fn)
+        memo[id(e)] = (e, out)
+        return out
+    return _rewrite_node(e, lambda c: rewrite(c, fn), fn)
+
+
+def _rewrite_node(e: E, sub: Callable[[E], E], fn: Callable[[E], E]) -> E:
+    """One node rebuilt from its children's rewrites (``sub``), then ``fn`` applied."""
     if isinstance(e, Op):
-        e = Op(e.op, tuple(rewrite(a, fn) for a in e.args))
+        e = Op(e.op, tuple(sub(a) for a in e.args))
     elif isinstance(e, Call):
-        e = Call(e.fn, tuple(rewrite(a, fn) for a in e.args), tuple((k, rewrite(v, fn)) for k, v in e.kw), e.targs)
+        e = Call(e.fn, tuple(sub(a) for a in e.args), tuple((k, sub(v)) for k, v in e.kw), e.targs)
     elif isinstance(e, Index):
-        e = Index(rewrite(e.base, fn), tuple(rewrite(i, fn) for i in e.idx))
+        e = Index(sub(e.base), tuple(sub(i) for i in e.idx))
     elif isinstance(e, Attr):
-        e = Attr(rewrite(e.base, fn), e.name)
+        e = Attr(sub(e.base), e.name)
     elif isinstance(e, Cast):
-        e = Cast(e.type, rewrite(e.arg, fn))
+        e = Cast(e.type, sub(e.arg))
     elif isinstance(e, Tup):
-        e = Tup(tuple(rewrite(i, fn) for i in e.items))
+        e = Tup(tuple(sub(i) for i in e.items))
     elif isinstance(e, Ptr):
-        e = Ptr(e.obj, e.elem, rewrite(e.off, fn), e.shape)
+        e = Ptr(e.obj, e.elem, sub(e.off), e.shape)
     return fn(e)
 
 
 _NODES_LIMIT = 100_000
+
+
+_MEMOS: list[dict] = []
+
+
+def forget_nodes() -> None:
+    """Empty every per-node memo. Expressions belong to one submission's analysis: kept after
+    it, the memos would hold its whole value graph alive (memory, and objects the cyclic
+    collector scans again and again) for nothing, since no later submission shares a node."""
+    for memo in _MEMOS:
+        memo.clear()
 
 
 def per_node(fn: Callable[[E], T]) -> Callable[[E], T]:
@@ -231,6 +261,7 @@ def per_node(fn: Callable[[E], T]) -> Callable[[E], T]:
     trees are deep. The memo holds the expression itself, so an id is never reused while it is
     cached; it is emptied when it grows past ``_NODES_LIMIT`` entries."""
     memo: dict[int, tuple[E, T]] = {}
+    _MEMOS.append(memo)
 
     @wraps(fn)
     def cached(e: E) -> T:
@@ -275,9 +306,21 @@ def operators(e: E) -> tuple[E, ...]:
 @per_node
 def order_key(e: E) -> str:
     """A deterministic sort key for operands of commutative operators (``max(a, b)`` and
-    ``max(b, a)`` become one value): the node's text. The same running values are re-sorted at
-    every step of a loop."""
-    return repr(e)
+    ``max(b, a)`` become one value): the node's text, exactly ``repr(e)``. The same running
+    values are re-sorted at every step of a loop; built from the children's memoised keys, so a
+    value made of values already keyed costs one string join, not a walk of the whole tree."""
+    names = _REPR_FIELDS.get(type(e))
+    if names is None:
+        return repr(e)
+    return f"{type(e).__name__}(" + ", ".join(f"{n}={_field_text(getattr(e, n))}" for n in names) + ")"
+
+
+def _field_text(v) -> str:
+    if isinstance(v, E):
+        return order_key(v)
+    if type(v) is tuple:
+        return "(" + ", ".join(map(_field_text, v)) + ("," if len(v) == 1 else "") + ")"
+    return repr(v)
 
 
 @per_node
@@ -297,6 +340,22 @@ def size(e: E, cap: int = 10_000) -> int:
     """The number of nodes of ``e``, at most ``cap`` (the interpreter asks it of every value it
     builds, to keep values small)."""
     return min(_node_count(e), cap)
+
+
+def subtree_has(pred: Callable[[E], bool]) -> Callable[[E], bool]:
+    """``has(e)``: whether some node of ``e`` satisfies ``pred``, memoised per node and built from
+    the children's answers. Detectors ask it of every assignment's value, and those values
+    nest (each is made of earlier ones): walking each whole tree would make the question
+    quadratic in the kernel's length. ``pred`` must depend on the node alone."""
+
+    @per_node
+    def has(e: E) -> bool:
+        try:
+            return pred(e) or any(has(c) for c in children(e))
+        except RecursionError:
+            return any(pred(n) for n in walk(e))
+
+    return has
 
 
 def any_node(e: E, pred: Callable[[E], bool]) -> bool:
@@ -319,19 +378,43 @@ SPACE_MARKERS = {"make_smem_ptr": "space:shared", "make_gmem_ptr": "space:global
 @per_node
 def atoms(e: E) -> frozenset[str]:
     """Every atom key ``e`` depends on: Sym keys and their deps, loads as ``load:<space>`` and
-    ``obj#<n>``, pointers as ``obj#<n>``, CuTe-style pointer makers as ``space:<space>``."""
+    ``obj#<n>``, pointers as ``obj#<n>``, CuTe-style pointer makers as ``space:<space>``.
+    Built from the children's memoised sets (values are mostly made of values already asked
+    about), walking the tree only when it is too deep to recurse."""
+    try:
+        kids = children(e)
+        own = _own_atoms(e)
+        if not kids:
+            return own
+        if len(kids) == 1 and not own:
+            return atoms(kids[0])
+        out = set(own)
+        for c in kids:
+            out |= atoms(c)
+        return frozenset(out)
+    except RecursionError:
+        return _walked_atoms(e)
+
+
+_NO_ATOMS: frozenset[str] = frozenset()
+
+
+def _own_atoms(n: E) -> frozenset[str]:
+    if isinstance(n, Sym):
+        return n.deps | {n.key}
+    if isinstance(n, Load):
+        return frozenset(("load:" + n.space, f"obj#{n.obj}"))
+    if isinstance(n, Ptr):
+        return frozenset((f"obj#{n.obj}",))
+    if isinstance(n, Call) and short(n.fn) in SPACE_MARKERS:
+        return frozenset((SPACE_MARKERS[short(n.fn)],))
+    return _NO_ATOMS
+
+
+def _walked_atoms(e: E) -> frozenset[str]:
     out: set[str] = set()
     for n in walk(e):
-        if isinstance(n, Sym):
-            out.add(n.key)
-            out |= n.deps
-        elif isinstance(n, Load):
-            out.add("load:" + n.space)
-            out.add(f"obj#{n.obj}")
-        elif isinstance(n, Ptr):
-            out.add(f"obj#{n.obj}")
-        elif isinstance(n, Call) and short(n.fn) in SPACE_MARKERS:
-            out.add(SPACE_MARKERS[short(n.fn)])
+        out |= _own_atoms(n)
     return frozenset(out)
 
 

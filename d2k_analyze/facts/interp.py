@@ -19,6 +19,7 @@ in :mod:`.builtins`.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -816,8 +817,7 @@ class Interp:
 
     def note_type(self, t: str) -> None:
         """Record the library type names a declaration uses (``wmma::fragment``, ``cub::BlockReduce``)."""
-        for tok in re.findall(r"[A-Za-z_][\w:]*", t):
-            tok = tok.replace("::", ".")
+        for tok in _type_tokens(t):
             if tok in _KEYWORDS or self.p.is_struct(tok.split(".")[-1]) or self.p.type_alias(tok) is not None:
                 continue
             if any(tok in fr.tbind for fr in self.frames[-1:]):
@@ -915,3 +915,9 @@ def _template_arguments(text: str) -> list[E]:
         depth -= ch in ">)"
         cur += ch
     return out
+
+
+@lru_cache(maxsize=8192)
+def _type_tokens(t: str) -> tuple[str, ...]:
+    """The names in a type's spelling, ``::`` as ``.`` (memoised: the same spellings recur)."""
+    return tuple(tok.replace("::", ".") for tok in re.findall(r"[A-Za-z_][\w:]*", t))

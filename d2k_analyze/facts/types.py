@@ -8,6 +8,7 @@ what they are made of (``Pack<float, 4>`` is four floats).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 SIZES = {
     "char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1, "__nv_fp8_e4m3": 1,
@@ -31,8 +32,10 @@ LOW_PRECISION = re.compile(r"\b(__nv_bfloat16\w*|nv_bfloat16\w*|__half2?|half2?|
 _QUALS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|struct|class|typename|__grid_constant__|static|register|unsigned\s+)\b")
 
 
+@lru_cache(maxsize=8192)
 def base_type(t: str) -> str:
-    """``const float* __restrict__`` -> ``float``; ``cutlass::half_t&`` -> ``cutlass::half_t``."""
+    """``const float* __restrict__`` -> ``float``; ``cutlass::half_t&`` -> ``cutlass::half_t``.
+    (Memoised: a kernel asks it of the same few type spellings thousands of times.)"""
     t = t.replace("*", " ").replace("&", " ")
     t = re.sub(r"\b(const|volatile|__restrict__|__restrict|restrict|struct|class|typename|__grid_constant__|static|register)\b", " ", t)
     t = " ".join(t.split())
