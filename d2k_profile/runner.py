@@ -17,6 +17,7 @@ import queue
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -261,12 +262,20 @@ class Runner:
 
 
 def _map_interruptible(fn, items, jobs: int) -> None:
-    """``fn`` over ``items`` on ``jobs`` threads. On Ctrl-C the main thread does not wait for the
-    calls under way (a compile check or build can run for minutes): queued calls are cancelled
-    and the interrupt goes up at once, where the caller kills every process group."""
+    """``fn`` over ``items`` on ``jobs`` threads, errors raised in item order. The main thread
+    waits in short timed waits: an untimed wait is not woken when Ctrl-C's signal lands on
+    another thread, and the handler only runs once it returns. On Ctrl-C it does not wait for
+    the calls under way (a compile check or build can run for minutes): queued calls are
+    cancelled and the interrupt goes up at once, where the caller kills every process group."""
     pool = ThreadPoolExecutor(max(1, jobs))
     try:
-        list(pool.map(fn, items))
+        for future in [pool.submit(fn, item) for item in items]:
+            while True:
+                try:
+                    future.result(timeout=0.25)
+                    break
+                except FutureTimeout:
+                    continue
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         raise

@@ -373,5 +373,16 @@ def counted_grid_stride(f: KernelFacts, lp: LoopFact) -> bool:
     offset depends on the block/program index and advances by a multiple of the grid size per
     iteration (``(pid + i * num_programs) * BLOCK``)."""
     it = f"iter#{lp.id}"
-    return any(lp.id in a.loops and a.space == "global" and block_indexed(P.terms(a.poly)) and grid_sized(P.terms(P.coeff(a.poly, it)), f)
-               for a in f.accesses)
+    return any(block_indexed(P.terms(a.poly)) and grid_sized(P.terms(P.coeff(a.poly, it)), f) for a in global_accesses_in(f, lp.id))
+
+
+def global_accesses_in(f: KernelFacts, lid: int) -> list[Access]:
+    """The global accesses inside loop ``lid`` (at any depth), indexed once per kernel."""
+    by_loop = f.cache.get("global_by_loop")
+    if by_loop is None:
+        by_loop = f.cache["global_by_loop"] = {}
+        for a in f.accesses:
+            if a.space == "global":
+                for l in set(a.loops):
+                    by_loop.setdefault(l, []).append(a)
+    return by_loop.get(lid, [])

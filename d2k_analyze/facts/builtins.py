@@ -316,7 +316,7 @@ def cast(interp, type_: str, value: E) -> E:
         return Ptr(p.obj, base_type(t), p.off, ())
     if "*" in t and isinstance(value, Call) and value.fn == "__cvta_generic_to_shared":
         return value
-    if "*" not in t and re.search(r"\b(int|long|size_t|unsigned|int32_t|int64_t|uint32_t|uint64_t|short|char|int8_t|uint8_t|index_t|uintptr_t)\b", t):
+    if "*" not in t and _INTEGER_TYPE.search(t):
         if isinstance(value, Num) and isinstance(value.v, (int, float)):
             return Num(int(value.v))
         if not isinstance(value, (Load, Call)):
@@ -543,6 +543,9 @@ def _canonical(fn: str) -> str:
     if fn.startswith("cooperative_groups."):
         return "cg." + fn[len("cooperative_groups."):]
     return fn
+
+
+_INTEGER_TYPE = re.compile(r"\b(int|long|size_t|unsigned|int32_t|int64_t|uint32_t|uint64_t|short|char|int8_t|uint8_t|index_t|uintptr_t)\b")
 
 
 def _memory_semantics(interp, call: Call, loc: Loc) -> E | None:

@@ -7,8 +7,11 @@ Lowered code (``Name``, ``Index``, ``Attr``...) mentions identifiers; the interp
 defining expression of a local. Detectors only ever see resolved values, so a variable called
 ``mean`` and one called ``q`` are the same thing when they hold the same value.
 
-Nodes are frozen and hashable: structural equality is how detectors recognise that the ``mean``
-in ``mean + (x - mean) / n`` is the same value twice.
+Nodes are immutable and hashable: structural equality is how detectors recognise that the
+``mean`` in ``mean + (x - mean) / n`` is the same value twice. They are not declared ``frozen``
+only because a frozen dataclass's constructor is several times slower and the interpreter builds
+millions of nodes: nothing assigns to a node's fields after construction (the memoised hash,
+``_hash``, is set once through ``object.__setattr__`` and is not part of equality).
 """
 
 from __future__ import annotations
@@ -38,17 +41,17 @@ def _memo_hash(node, key: tuple) -> int:
     return h
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Num(E):
     v: int | float | bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Str(E):
     v: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Name(E):
     """An identifier as written (lowered code only; never in resolved values). ``targs`` keeps
     the template arguments of a function named as a value (``cudaLaunchKernelEx(cfg, k<C>, ...)``)."""
@@ -57,7 +60,7 @@ class Name(E):
     targs: tuple[E, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Sym(E):
     """An opaque value: a launch-geometry atom, a parameter, a loop iteration, a variable whose
     value depends on control flow. ``deps`` lists the atoms it is derived from (for taint
@@ -70,7 +73,7 @@ class Sym(E):
         return self.deps | {self.key}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Op(E):
     """Operators: + - * / // % << >> & | ^ < <= > >= == != and or not neg ~ ?: min max pow."""
 
@@ -82,7 +85,7 @@ class Op(E):
         return _memo_hash(self, (self.op, self.args))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Call(E):
     """A call. ``fn`` is canonical for library functions (``__shfl_xor_sync``, ``tl.dot``,
     ``wmma.mma_sync``); user functions are inlined by the interpreter and never stay a Call."""
@@ -100,7 +103,7 @@ class Call(E):
         return next((v for k, v in self.kw if k == key), None)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Index(E):
     base: E
     idx: tuple[E, ...]
@@ -110,7 +113,7 @@ class Index(E):
         return _memo_hash(self, (self.base, self.idx))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Attr(E):
     base: E
     name: str
@@ -120,7 +123,7 @@ class Attr(E):
         return _memo_hash(self, (self.base, self.name))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Cast(E):
     type: str
     arg: E
@@ -130,7 +133,7 @@ class Cast(E):
         return _memo_hash(self, (self.type, self.arg))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Tup(E):
     items: tuple[E, ...]
     _hash: int = field(default=0, compare=False, repr=False)
@@ -139,14 +142,14 @@ class Tup(E):
         return _memo_hash(self, (self.items,))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class TypeRef(E):
     """A type used as a value (``Op()`` functor construction, ``sizeof(float4)``)."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Lambda(E):
     """A C++ or Python lambda (lowered body; ``node`` keys the interpreter's closure)."""
 
@@ -155,7 +158,7 @@ class Lambda(E):
     key: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Ptr(E):
     """A pointer into memory object ``obj`` at ``off`` elements of ``elem`` (resolved values only).
     ``shape`` holds the extents still to index for a multi-dimensional array (``As[BM][BK]``
@@ -171,7 +174,7 @@ class Ptr(E):
         return _memo_hash(self, (self.obj, self.elem, self.off, self.shape))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Load(E):
     """A value read from memory (resolved values only): which object, space and access id."""
 
@@ -187,8 +190,14 @@ def _state_without_hash(self) -> list:
     return [0 if name == "_hash" else getattr(self, name) for name in self.__dataclass_fields__]
 
 
+def _set_state(self, state: list) -> None:
+    for name, value in zip(self.__dataclass_fields__, state):
+        object.__setattr__(self, name, value)
+
+
 for _cls in (Op, Call, Index, Attr, Cast, Tup, Ptr):
     _cls.__getstate__ = _state_without_hash  # type: ignore[method-assign]
+    _cls.__setstate__ = _set_state  # type: ignore[attr-defined]
 
 
 _REPR_FIELDS: dict[type, tuple[str, ...]] = {
@@ -382,16 +391,13 @@ def atoms(e: E) -> frozenset[str]:
     Built from the children's memoised sets (values are mostly made of values already asked
     about), walking the tree only when it is too deep to recurse."""
     try:
-        kids = children(e)
-        own = _own_atoms(e)
-        if not kids:
-            return own
-        if len(kids) == 1 and not own:
-            return atoms(kids[0])
-        out = set(own)
-        for c in kids:
-            out |= atoms(c)
-        return frozenset(out)
+        acc = _own_atoms(e)
+        for c in children(e):
+            s = atoms(c)
+            if s is acc or not s or s <= acc:
+                continue
+            acc = s if not acc or acc <= s else acc | s  # a new set only when both add keys
+        return acc
     except RecursionError:
         return _walked_atoms(e)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Callable, Protocol
 
 from . import builtins
 from .expr import (ONE, ZERO, Attr, Call, Cast, E, Index, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef,
@@ -535,53 +535,42 @@ class Interp:
 
     # --- expressions -----------------------------------------------------------------------
     def ev(self, e: E | None, loc: Loc) -> E:
+        """The value of lowered expression ``e`` (dispatched on the node's exact type: the
+        interpreter's most frequent call)."""
         if e is None:
             return ZERO
-        if isinstance(e, (Num, Str, Sym, Ptr, Load, TypeRef)):
-            return e
-        if isinstance(e, _Const):
-            return e.value
-        if isinstance(e, Name):
-            return self.name(e.id, loc)
-        if isinstance(e, Op):
-            if e.op == "addr":
-                return self.addr_of(e.args[0], loc)
-            if e.op == "deref":
-                pointer = self.ev(e.args[0], loc)
-                target = self.addressed_cell(pointer)
-                if target is not None:
-                    return target.value
-                ptr = self.as_ptr(pointer)
-                return self.load(ptr, loc, "deref") if ptr is not None else Sym("deref")
-            args = tuple(self.ev(a, loc) for a in e.args)
-            return self.cap(builtins.binop(e.op, args))
-        if isinstance(e, Index):
-            base = self.ev(e.base, loc)
-            if isinstance(base, Tup) and len(e.idx) == 1 and isinstance(num(self.ev(e.idx[0], loc)), int):
-                i = num(self.ev(e.idx[0], loc))
-                return base.items[i] if -len(base.items) <= i < len(base.items) else Sym("index")
-            if not isinstance(base, Ptr) and self.lang != "cuda":
-                item = self.item_cell(e, loc)
-                if item is not None and not (isinstance(item.value, Sym) and item.value.key.startswith("item#")):
-                    return item.value
-                return builtins.py_index(self, base, [self.ev(i, loc) for i in e.idx], loc)
-            ptr = self.index_ptr(base, [self.ev(i, loc) for i in e.idx], loc, final=False)
-            if ptr is None:
-                return Sym("index", atoms(base))
-            if ptr.shape:
-                return ptr  # a row of a multi-dimensional array
-            return self.load(ptr, loc)
-        if isinstance(e, Attr):
-            return self.attr(e, loc)
-        if isinstance(e, Cast):
-            return builtins.cast(self, e.type, self.ev(e.arg, loc))
-        if isinstance(e, Call):
-            return self.call(e, loc)
-        if isinstance(e, Tup):
-            return Tup(tuple(self.ev(i, loc) for i in e.items))
-        if isinstance(e, Lambda):
-            return e
-        return Sym("?")
+        handler = _EV.get(type(e))
+        return handler(self, e, loc) if handler is not None else Sym("?")
+
+    def _ev_op(self, e: Op, loc: Loc) -> E:
+        if e.op == "addr":
+            return self.addr_of(e.args[0], loc)
+        if e.op == "deref":
+            pointer = self.ev(e.args[0], loc)
+            target = self.addressed_cell(pointer)
+            if target is not None:
+                return target.value
+            ptr = self.as_ptr(pointer)
+            return self.load(ptr, loc, "deref") if ptr is not None else Sym("deref")
+        args = tuple(self.ev(a, loc) for a in e.args)
+        return self.cap(builtins.binop(e.op, args))
+
+    def _ev_index(self, e: Index, loc: Loc) -> E:
+        base = self.ev(e.base, loc)
+        if isinstance(base, Tup) and len(e.idx) == 1 and isinstance(num(self.ev(e.idx[0], loc)), int):
+            i = num(self.ev(e.idx[0], loc))
+            return base.items[i] if -len(base.items) <= i < len(base.items) else Sym("index")
+        if not isinstance(base, Ptr) and self.lang != "cuda":
+            item = self.item_cell(e, loc)
+            if item is not None and not (isinstance(item.value, Sym) and item.value.key.startswith("item#")):
+                return item.value
+            return builtins.py_index(self, base, [self.ev(i, loc) for i in e.idx], loc)
+        ptr = self.index_ptr(base, [self.ev(i, loc) for i in e.idx], loc, final=False)
+        if ptr is None:
+            return Sym("index", atoms(base))
+        if ptr.shape:
+            return ptr  # a row of a multi-dimensional array
+        return self.load(ptr, loc)
 
     def name(self, ident: str, loc: Loc) -> E:
         c = self.lookup(ident)
@@ -862,6 +851,24 @@ class _Const(E):
     """An already-resolved value carried through the statement machinery (tuple unpacking)."""
 
     value: E
+
+
+def _itself(_interp: Interp, e: E, _loc: Loc) -> E:
+    return e
+
+
+# ``Interp.ev`` by the exact type of the lowered node (no node type is subclassed)
+_EV: dict[type, Callable[[Interp, E, Loc], E]] = {
+    Num: _itself, Str: _itself, Sym: _itself, Ptr: _itself, Load: _itself, TypeRef: _itself, Lambda: _itself,
+    _Const: lambda _i, e, _l: e.value,
+    Name: lambda i, e, loc: i.name(e.id, loc),
+    Op: Interp._ev_op,
+    Index: Interp._ev_index,
+    Attr: lambda i, e, loc: i.attr(e, loc),
+    Cast: lambda i, e, loc: builtins.cast(i, e.type, i.ev(e.arg, loc)),
+    Call: lambda i, e, loc: i.call(e, loc),
+    Tup: lambda i, e, loc: Tup(tuple(i.ev(x, loc) for x in e.items)),
+}
 
 
 def _deps(keys: frozenset[str]) -> frozenset[str]:

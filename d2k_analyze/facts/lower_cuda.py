@@ -11,6 +11,7 @@ written as ``.``; user names are resolved later by the interpreter.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..parsing.treesitter import Node, text
 from .expr import Call, Cast, E, Index, Lambda, Name, Num, Op, Str, Sym, Tup, TypeRef, Attr
@@ -321,14 +322,14 @@ class CudaLowering:
             inner = [c for c in n.named_children if c.type != "comment"]
             return self.expr(inner[-1]) if inner else Num(0)
         if t == "binary_expression":
-            op = text(n.child_by_field_name("operator"))
+            op = _token(n.child_by_field_name("operator"))
             return Op(BINOPS.get(op, op), (self.expr(n.child_by_field_name("left")), self.expr(n.child_by_field_name("right"))))
         if t == "unary_expression":
-            op = text(n.child_by_field_name("operator"))
+            op = _token(n.child_by_field_name("operator"))
             arg = self.expr(n.child_by_field_name("argument"))
             return {"-": Op("neg", (arg,)), "!": Op("not", (arg,)), "~": Op("~", (arg,))}.get(op, arg)
         if t == "pointer_expression":
-            op = text(n.child_by_field_name("operator"))
+            op = _token(n.child_by_field_name("operator"))
             arg = self.expr(n.child_by_field_name("argument"))
             return Op("deref" if op == "*" else "addr", (arg,))
         if t == "update_expression":
@@ -478,6 +479,7 @@ def _squash(s: str) -> str:
     return " ".join(s.split())
 
 
+@lru_cache(maxsize=8192)
 def _strip_targs(s: str) -> str:
     prev = None
     while prev != s:
@@ -493,7 +495,9 @@ def _unquote(s: str) -> str:
     return s.strip("'\"")
 
 
+@lru_cache(maxsize=8192)
 def _number(s: str) -> int | float:
+    """The value of a C++ numeric literal (memoised: literals repeat)."""
     s = s.replace("'", "")
     body = re.sub(r"[uUlL]+$", "", s) if s.lower().startswith("0x") else _NUM_SUFFIX.sub("", s)
     try:
@@ -508,3 +512,10 @@ def _number(s: str) -> int | float:
         return float(body)
     except ValueError:
         return 0
+
+
+def _token(n: Node | None) -> str:
+    """An operator token's text: an anonymous node's type is its text (no decoding)."""
+    if n is None:
+        return ""
+    return n.type if not n.is_named else text(n)

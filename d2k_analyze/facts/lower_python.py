@@ -252,15 +252,15 @@ class PythonLowering:
                 return Name(path)
             return Attr(self.expr(n.child_by_field_name("object")), text(n.child_by_field_name("attribute")))
         if t == "binary_operator":
-            op = text(n.child_by_field_name("operator"))
+            op = _token(n.child_by_field_name("operator"))
             return Op(PY_BINOPS.get(op, op), (self.expr(n.child_by_field_name("left")), self.expr(n.child_by_field_name("right"))))
         if t == "boolean_operator":
-            op = text(n.child_by_field_name("operator"))
+            op = _token(n.child_by_field_name("operator"))
             return Op(op, (self.expr(n.child_by_field_name("left")), self.expr(n.child_by_field_name("right"))))
         if t == "not_operator":
             return Op("not", (self.expr(n.child_by_field_name("argument")),))
         if t == "unary_operator":
-            op = text(n.child_by_field_name("operator"))
+            op = _token(n.child_by_field_name("operator"))
             arg = self.expr(n.child_by_field_name("argument"))
             return {"-": Op("neg", (arg,)), "~": Op("~", (arg,))}.get(op, arg)
         if t == "comparison_operator":
@@ -323,3 +323,10 @@ class PythonLowering:
             grid = fn.child_by_field_name("subscript")
             return Call("launch[]", tuple(args), (("kernel", self.expr(value)), ("grid", self.expr(grid))) + tuple(kw))
         return Call("()", (self.expr(fn),) + tuple(args), tuple(kw))
+
+
+def _token(n: Node | None) -> str:
+    """An operator token's text: an anonymous node's type is its text (no decoding)."""
+    if n is None:
+        return ""
+    return n.type if not n.is_named else text(n)

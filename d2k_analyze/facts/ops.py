@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, operators, short, walk
+from .expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, operators, short, subtree_has, walk
 from .kernel import KernelFacts
 
 EXP = {"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2"}
@@ -118,8 +118,15 @@ def _is_max_like(f: KernelFacts, e: E) -> bool:
 
 
 def softmax(f: KernelFacts) -> list:
-    """exp(x - m) with m a maximum (elementwise max, tl.max, a running/shuffled max)."""
+    """exp(x - m) with m a maximum (elementwise max, tl.max, a running/shuffled max). Asked by
+    two detectors (kernel_fusion, split_kv): found once per kernel."""
+    found = f.cache.get("ops.softmax")
+    if found is None:
+        found = f.cache["ops.softmax"] = _softmax(f)
+    return found
 
+
+def _softmax(f: KernelFacts) -> list:
     def shifted_exp(x: E) -> bool:
         return _fn(x, EXP) and any(isinstance(n, Op) and n.op == "-" and len(n.args) == 2 and _is_max_like(f, n.args[1]) for n in walk(x))
 
@@ -197,7 +204,7 @@ def gated(f: KernelFacts) -> list:
         if not (isinstance(n, Op) and n.op == "*"):
             return False
         fs = flatten("*", n)
-        acts = [x for x in fs if any(_is_activation_node(m) for m in walk(x))]
+        acts = [x for x in fs if _has_activation(x)]
         if not acts:
             return False
         act_src = [l for l in walk(acts[0]) if isinstance(l, Load)]
@@ -209,6 +216,9 @@ def gated(f: KernelFacts) -> list:
 
 def _is_activation_node(m: E) -> bool:
     return _sigmoid_of(m) is not None or _fn(m, TANH) or _fn(m, ERF)
+
+
+_has_activation = subtree_has(_is_activation_node)
 
 
 def _different(f: KernelFacts, a: Load, b: Load) -> bool:

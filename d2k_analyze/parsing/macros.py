@@ -126,9 +126,15 @@ def _substitute(macro: Macro, args: list[str]) -> str:
         else:
             binding[p] = args[i] if i < len(args) else ""
     body = macro.body
-    body = re.sub(r"#\s*([A-Za-z_]\w*)", lambda m: '"' + binding[m.group(1)].replace('"', '\\"') + '"' if m.group(1) in binding else m.group(0), body)
-    body = re.sub(r"\b([A-Za-z_]\w*)\b", lambda m: binding.get(m.group(1), m.group(1)), body)
-    return re.sub(r"\s*##\s*", "", body)
+    body = _STRINGIZE.sub(lambda m: '"' + binding[m.group(1)].replace('"', '\\"') + '"' if m.group(1) in binding else m.group(0), body)
+    body = _WORD.sub(lambda m: binding.get(m.group(1), m.group(1)), body)
+    return _PASTE.sub("", body)
+
+
+_STRINGIZE = re.compile(r"#\s*([A-Za-z_]\w*)")
+_WORD = re.compile(r"\b([A-Za-z_]\w*)\b")
+_PASTE = re.compile(r"\s*##\s*")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def expand(text: str, macros: dict[str, Macro]) -> str:
@@ -162,7 +168,7 @@ def expand(text: str, macros: dict[str, Macro]) -> str:
 
 
 def _expand_chunk(s: str, macros: dict[str, Macro], depth: int, active: set[str], limit: int) -> str:
-    if depth > MAX_DEPTH or not any(name in s for name in _names_present(s, macros)):
+    if depth > MAX_DEPTH or not _mentions_macro(s, macros):
         return s
     out: list[str] = []
     pos = 0
@@ -199,5 +205,5 @@ def _expand_chunk(s: str, macros: dict[str, Macro], depth: int, active: set[str]
     return "".join(out)
 
 
-def _names_present(s: str, macros: dict[str, Macro]) -> list[str]:
-    return [n for n in set(re.findall(r"[A-Za-z_]\w*", s)) if n in macros]
+def _mentions_macro(s: str, macros: dict[str, Macro]) -> bool:
+    return any(m.group() in macros for m in _IDENT.finditer(s))

@@ -90,14 +90,14 @@ def dotted(node: Node | None) -> str:
     """``tl.math.exp2`` for attribute chains, the identifier for names, else the raw text."""
     if node is None:
         return ""
-    return re.sub(r"\s+", "", text(node)) if node.type in ("attribute", "identifier") else text(node)
+    return "".join(text(node).split()) if node.type in ("attribute", "identifier") else text(node)
 
 
 def py_name(node: Node | None) -> str:
     """Dotted name of a callee as written (``triton.language.`` shortened to ``tl.``)."""
     if node is None:
         return ""
-    name = re.sub(r"\s+", "", text(node)) if node.type in ("attribute", "identifier") else text(node)
+    name = "".join(text(node).split()) if node.type in ("attribute", "identifier") else text(node)
     return name.replace("triton.language.", "tl.")
 
 

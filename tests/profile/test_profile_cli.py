@@ -21,7 +21,10 @@ def _cli(out: Path, *extra: str, submissions: Path = SUBMISSIONS) -> subprocess.
     cmd = [sys.executable, "-m", "d2k_profile.cli", str(TOY_TASK), str(submissions), "--task", str(TOY_TASK), "--cpu",
            "--jobs", "1", "--out", str(out), *extra]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    # SIGINT back to its default in the child: a test run started in the background (`cmd &` in a
+    # script) inherits SIGINT ignored, and the CLI would never see the Ctrl-C this file sends
+    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path):
