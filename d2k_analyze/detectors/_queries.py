@@ -34,6 +34,10 @@ def is_exp(e: E) -> bool:
     return is_call(e, EXP)
 
 
+# whether a value computes an exponential anywhere (memoised per node)
+has_exp = subtree_has(is_exp)
+
+
 def exps_in(e: E) -> list[Call]:
     return [n for n in operators(e) if is_exp(n)]  # type: ignore[misc]
 

@@ -17,9 +17,9 @@ A three-pass softmax (separate max, sum and normalise passes) or a one-block saf
 (max, then sum of exp(x - max)): no running rescale.
 """
 
-from ..facts.expr import Call, Load, Op, Sym, flatten, num, rewrite, subtree_has, walk
+from ..facts.expr import Call, Load, Op, Sym, flatten, num, rewrite, walk
 from ._base import Rule, absent, present
-from ._queries import expand, exps_in, is_exp
+from ._queries import expand, exps_in, has_exp
 
 RULE = Rule("online_softmax")
 
@@ -102,7 +102,7 @@ def _merged_partials(e) -> bool:
 
 
 # every form below rescales by an exponential: values without one are skipped at once
-_has_exp = subtree_has(is_exp)
+_has_exp = has_exp
 
 
 @RULE.both

@@ -19,10 +19,10 @@ A chunked loop over the whole range inside one block; a persistent loop over row
 """
 
 from ..facts import poly as P
-from ..facts.expr import Call, Cast, Load, Op, atoms, flatten, walk
+from ..facts.expr import Call, Cast, Load, Op, atoms, children, flatten, walk
 from ..facts.ops import softmax
 from ._base import Rule, absent, present
-from ._queries import LOG, cell_of, defs_of, exps_in, is_call, is_exp, stores_to
+from ._queries import LOG, cell_of, defs_of, exps_in, has_exp, is_call, is_exp, stores_to
 from .online_softmax import rescale_exps
 
 RULE = Rule("split_kv")
@@ -81,8 +81,22 @@ def _same_axis(g: P.Poly, it: P.Poly, extent) -> bool:
 def _combine(f) -> list:
     """A loaded partial (a sum or an output) times exp(m_i - max(m)) of a loaded statistic (the
     weight computed in place, or parked in shared memory first)."""
+    cached = f.cache.get("split_kv.combine")
+    if cached is None:
+        cached = f.cache["split_kv.combine"] = _find_combine(f)
+    return cached
+
+
+def _find_combine(f) -> list:
+    seen: set[int] = set()  # nodes already tested: values nest, and a node failing once fails again
     for a in f.assigns:
-        for n in walk(a.new):
+        stack = [a.new]
+        while stack:
+            n = stack.pop()
+            if id(n) in seen:
+                continue  # its whole subtree was walked for an earlier assignment
+            seen.add(id(n))
+            stack.extend(children(n))
             if not (isinstance(n, Op) and n.op == "*"):
                 continue
             factors = flatten("*", n)
@@ -109,7 +123,7 @@ def _strip(e):
 
 @RULE.both
 def detect(f):
-    if not any(is_exp(c.call) for c in f.calls) and not any(exps_in(a.new) for a in f.assigns):
+    if not any(is_exp(c.call) for c in f.calls) and not any(has_exp(a.new) for a in f.assigns):
         return absent("no softmax statistics")
     if not softmax(f) and not _combine(f):
         return absent("no softmax statistics")

@@ -340,7 +340,10 @@ def _node_count(e: E) -> int:
     if get is None:
         return 1
     try:
-        return 1 + sum(min(_node_count(c), 10_000) for c in get(e))
+        total = 1
+        for c in get(e):
+            total += min(_node_count(c), 10_000)
+        return total
     except RecursionError:
         return len(nodes(e))
 
@@ -360,7 +363,12 @@ def subtree_has(pred: Callable[[E], bool]) -> Callable[[E], bool]:
     @per_node
     def has(e: E) -> bool:
         try:
-            return pred(e) or any(has(c) for c in children(e))
+            if pred(e):
+                return True
+            for c in children(e):  # a loop, not any(generator): this runs for every node
+                if has(c):
+                    return True
+            return False
         except RecursionError:
             return any(pred(n) for n in walk(e))
 

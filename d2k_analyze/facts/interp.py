@@ -181,25 +181,15 @@ class Interp:
     def stmt(self, s: Stmt) -> None:
         self.steps += 1
         self.f.lines.add((s.loc.file, s.loc.line))
-        if isinstance(s, Decl):
-            self.decl(s)
-        elif isinstance(s, Assign):
-            self.assign(s)
-        elif isinstance(s, ExprStmt):
-            self.ev(s.expr, s.loc)
-        elif isinstance(s, If):
-            self.branch(s)
-        elif isinstance(s, Loop):
-            self.loop(s)
-        elif isinstance(s, Return):
-            value = self.cap(self.ev(s.value, s.loc)) if s.value is not None else ZERO
-            self.frame.returns.append(value)
-            if s.value is not None and len(self.frames) > 1:  # a helper's result is a computed value too
-                self.f.assigns.append(Assignment(s.loc, None, None, "return", value, None, value, tuple(self.loops), tuple(self.guards)))
-        elif isinstance(s, Asm):
-            self.asm(s)
-        elif isinstance(s, Pragma):
-            pass
+        handler = _STMT.get(type(s))
+        if handler is not None:
+            handler(self, s)
+
+    def ret(self, s: Return) -> None:
+        value = self.cap(self.ev(s.value, s.loc)) if s.value is not None else ZERO
+        self.frame.returns.append(value)
+        if s.value is not None and len(self.frames) > 1:  # a helper's result is a computed value too
+            self.f.assigns.append(Assignment(s.loc, None, None, "return", value, None, value, tuple(self.loops), tuple(self.guards)))
 
     def decl(self, d: Decl) -> None:
         t = self.resolve_type(d.type)
@@ -856,6 +846,12 @@ class _Const(E):
 def _itself(_interp: Interp, e: E, _loc: Loc) -> E:
     return e
 
+
+# ``Interp.stmt`` by the exact type of the statement (a Pragma does nothing)
+_STMT: dict[type, Callable[[Interp, Stmt], None]] = {
+    Decl: Interp.decl, Assign: Interp.assign, ExprStmt: lambda i, s: i.ev(s.expr, s.loc), If: Interp.branch,
+    Loop: Interp.loop, Return: Interp.ret, Asm: Interp.asm,
+}
 
 # ``Interp.ev`` by the exact type of the lowered node (no node type is subclassed)
 _EV: dict[type, Callable[[Interp, E, Loc], E]] = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .treesitter import Node, error_rows, of_types, parse, text, walk
+from .treesitter import Node, error_rows, in_order, of_types_unordered, parse, text, texts, walk
 
 # Attribute macros the grammar cannot parse; blanked (same length, newlines kept) before parsing.
 _ATTRIBUTE_RE = re.compile(
@@ -167,11 +167,11 @@ def _scan_body(body: Node | None) -> tuple[set[str], set[str], list[LaunchSite],
     index: dict[str, list[Node]] = {"call_expression": [], "branch": []}
     if body is None:
         return calls, names, launches, index
-    for n in of_types(body, "cuda", ("identifier", "call_expression") + _INDEXED_TYPES):
+    found = of_types_unordered(body, "cuda", ("identifier", "call_expression") + _INDEXED_TYPES)
+    names |= texts(n for n in found if n.type == "identifier")
+    for n in in_order(n for n in found if n.type != "identifier"):
         t = n.type
-        if t == "identifier":
-            names.add(text(n))
-        elif t in _INDEXED_TYPES:
+        if t in _INDEXED_TYPES:
             index["branch"].append(n)
         elif t == "call_expression":
             index["call_expression"].append(n)

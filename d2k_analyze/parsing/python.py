@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .treesitter import Node, error_rows, of_types, parse, text, walk
+from .treesitter import Node, error_rows, in_order, of_types_unordered, parse, text, texts, walk
 
 _CUDA_HINT = re.compile(r"__global__|__device__|#include|extern\s+\"C\"|torch::Tensor|PYBIND11_MODULE|at::Tensor")
 _CU_FILE = re.compile(r"[\w./-]+\.(?:cu|cuh|cpp|cc|h|hpp)$")
@@ -187,18 +187,13 @@ def _launch(call: Node) -> TritonLaunch | None:
 def _scan(node: Node) -> tuple[set[str], list[TritonLaunch]]:
     names: set[str] = set()
     launches: list[TritonLaunch] = []
-    for n in of_types(node, "python", ("identifier", "string_content", "call")):
-        t = n.type
-        if t == "identifier":
-            names.add(text(n))
-        elif t == "string_content":
-            s = text(n)
-            if len(s) < 80:
-                names.add(s)
-        elif t == "call":
-            launch = _launch(n)
-            if launch is not None:
-                launches.append(launch)
+    found = of_types_unordered(node, "python", ("identifier", "string_content", "call"))
+    names |= texts(n for n in found if n.type == "identifier")
+    names |= {s for s in texts(n for n in found if n.type == "string_content") if len(s) < 80}
+    for n in in_order(n for n in found if n.type == "call"):
+        launch = _launch(n)
+        if launch is not None:
+            launches.append(launch)
     return names, launches
 
 

@@ -38,9 +38,24 @@ def of_types(node: Node, language: str, types: tuple[str, ...]) -> list[Node]:
     """The nodes under ``node`` (itself included) of one of ``types``, in pre-order. A
     tree-sitter query runs in C: finding the few statements of interest this way costs a
     fraction of a Python walk over every node of a module."""
+    return in_order(of_types_unordered(node, language, types))
+
+
+def of_types_unordered(node: Node, language: str, types: tuple[str, ...]) -> list[Node]:
+    """:func:`of_types` in the query's own order: for callers that collect a set (identifier
+    names) and put in order only the few nodes whose order matters."""
     query = _query(language, types)
-    found = ts.QueryCursor(query).captures(node).get("n", []) if query is not None else []
-    return sorted(found, key=lambda n: (n.start_byte, -n.end_byte))
+    return ts.QueryCursor(query).captures(node).get("n", []) if query is not None else []
+
+
+def in_order(nodes) -> list[Node]:
+    """Pre-order: by start, an enclosing node before the nodes it contains."""
+    return sorted(nodes, key=lambda n: (n.start_byte, -n.end_byte))
+
+
+def texts(nodes) -> set[str]:
+    """The distinct texts of ``nodes`` (each distinct spelling decoded once)."""
+    return {raw.decode("utf-8", errors="replace") for raw in {n.text for n in nodes} if raw is not None}
 
 
 def walk(node: Node) -> Iterator[Node]:
