@@ -318,8 +318,12 @@ def parse_cuda(source_text: str, file: str, line_offset: int = 0, embedded: bool
     if "UNROLL" in source_text:
         source_text = _LIBRARY_PRAGMA_RE.sub(lambda m: "#pragma " + _LIBRARY_PRAGMAS[m.group(1)], source_text)
     if "pragma" in source_text:
+        row = byte = last = 0  # counted from the previous pragma on: one pass over the text, not one per pragma
         for m in _PRAGMA_RE.finditer(source_text):
-            pragmas.append((source_text.count("\n", 0, m.start()), len(source_text[: m.start()].encode("utf-8", errors="replace")), m.group(1).strip()))
+            row += source_text.count("\n", last, m.start())
+            byte += len(source_text[last: m.start()].encode("utf-8", errors="replace"))
+            last = m.start()
+            pragmas.append((row, byte, m.group(1).strip()))
         source_text = _PRAGMA_RE.sub(_blank, source_text)
     if "enum" in source_text:
         source_text = _ENUM_BASE_RE.sub(lambda m: m.group(1) + " " * len(m.group(2)), source_text)
