@@ -38,6 +38,9 @@ def _display(root: Path):
     return show
 
 
+RARE_COLLECTIONS = (100_000, 50, 100)  # the cyclic collector's thresholds during an analysis
+
+
 @contextmanager
 def few_collections():
     """Run with Python's cyclic garbage collector triggered rarely.
@@ -50,7 +53,7 @@ def few_collections():
     these objects form cycles, so collecting rarely loses nothing; the old thresholds are
     restored afterwards."""
     old = gc.get_threshold()
-    gc.set_threshold(100_000, 50, 100)
+    gc.set_threshold(*RARE_COLLECTIONS)
     try:
         yield
     finally:

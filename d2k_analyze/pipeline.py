@@ -84,9 +84,11 @@ _WORKER_CATALOGUE: Catalogue | None = None
 def _init_worker(catalogue: Catalogue) -> None:
     global _WORKER_CATALOGUE
     _WORKER_CATALOGUE = catalogue
-    from .analysis import few_collections
+    import gc
 
-    few_collections().__enter__()  # for the worker's life (see analysis.few_collections)
+    from .analysis import RARE_COLLECTIONS
+
+    gc.set_threshold(*RARE_COLLECTIONS)  # for the worker's life: it only analyses (see analysis.few_collections)
 
 
 def analyze_one(job: Job, catalogue: Catalogue | None = None) -> SubmissionAnalysis:

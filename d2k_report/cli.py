@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare two runs by name (folder name); repeatable. Default: pair per model")
     p.add_argument("--out", metavar="DIR", default="report", help="output folder, created if missing (default: %(default)s)")
     p.add_argument("--force", action="store_true", help="overwrite files in --out that d2k did not write")
+    p.add_argument("--mixed-devices", action="store_true",
+                   help="compare a pair whose runs were timed on different GPU models (refused by default: their speedups "
+                        "are not comparable); the report then says so")
     p.add_argument("--suite-size", type=int, default=None, metavar="N",
                    help="tasks in the suite; missing tasks count 0 (default: the number of task folders under the tasks root)")
     p.add_argument("--bootstrap", type=int, default=DEFAULT_N_BOOT, metavar="B", help="bootstrap resamples (default: %(default)s)")
@@ -104,7 +107,8 @@ def main(argv: Iterable[str] | None = None) -> int:
         paths = check_args(args)
         report = build_report(paths, [tuple(p) for p in args.pair or []], suite_size=args.suite_size,
                               config=BootstrapConfig(n_boot=args.bootstrap, seed=args.seed),
-                              tasks_root=tasks_root(args.tasks_root), catalogue_file=catalogue_path(args.catalogue))
+                              tasks_root=tasks_root(args.tasks_root), catalogue_file=catalogue_path(args.catalogue),
+                              mixed_devices=args.mixed_devices)
         out = Path(args.out)
         input_files = [f for p in paths for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()]
         check_folder(out, output_names(report), force=args.force, inputs=input_files)

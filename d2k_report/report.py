@@ -21,7 +21,8 @@ from .bootstrap import BootstrapConfig
 from .formatting import csv_text, json_text, markdown
 from .html import render as render_html
 from .model import Report, RunPair
-from .outcomes import PLACEHOLDER, run_outcomes, suite_slots, suite_universe
+from .devices import mixed_pair_problem, timing_devices
+from .outcomes import PLACEHOLDER, read_records, run_outcomes, suite_slots, suite_universe
 from .runs import Run, load_run
 from .tables import build_tables
 
@@ -81,10 +82,13 @@ def build_report(
     tasks_root: Path | None = None,
     catalogue: Catalogue | None = None,
     catalogue_file: Path | None = None,
+    mixed_devices: bool = False,
 ) -> Report:
     """Load the runs, join their results per task, and build every table. The suite is the task
     folders under ``tasks_root`` (default: the suite in effect, :mod:`d2k_spec.locations`);
-    ``suite_size`` overrides their number (e.g. to score a partial checkout against a full suite)."""
+    ``suite_size`` overrides their number (e.g. to score a partial checkout against a full suite).
+    A pair whose runs were timed on different GPU models is refused (:class:`ReportError`) unless
+    ``mixed_devices``; then it is compared with a note saying so."""
     config = config or BootstrapConfig()
     notes: list[str] = []
     problems: list[str] = []
@@ -104,6 +108,18 @@ def build_report(
             raise ReportError(f"two runs are named '{r.name}' (a run's name is its folder name)")
         seen.add(r.name)
     report_pairs = resolve_pairs(runs, list(pairs or []), notes)
+
+    devices = {r.name: timing_devices(read_records(r.profile_path, [])) if r.profile_path.is_file() else set() for r in runs}
+    for pair in report_pairs:
+        mixed = mixed_pair_problem(pair.guided, pair.unguided, devices)
+        if mixed and not mixed_devices:
+            raise ReportError(f"{mixed}: speedups from different GPUs are not comparable; profile both runs on one device "
+                              "model, or pass --mixed-devices to compare them anyway")
+        if mixed:
+            notes.append(f"{mixed}: compared anyway (--mixed-devices); the speedup deltas mix the GPUs with the guidance")
+    for r in runs:
+        if len(devices[r.name]) > 1:
+            notes.append(f"{r.name}: timed on {len(devices[r.name])} device models ({', '.join(sorted(devices[r.name]))})")
 
     outcomes = {r.name: run_outcomes(r, tasks, catalogue) for r in runs}
     universe = suite_universe(tasks, [t for o in outcomes.values() for t in o], suite_size)

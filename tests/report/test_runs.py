@@ -9,6 +9,7 @@ import pytest
 
 from d2k_profile.results import Record, Status
 from d2k_report import build_report
+from d2k_report.report import ReportError
 from d2k_report.bootstrap import BootstrapConfig
 from d2k_report.cli import main
 from d2k_report.discovery import proposed_items
@@ -199,3 +200,42 @@ def test_design_notes_add_discovery_columns(tmp_path):
     assert not any(c.key == "proposed:u" for c in items.columns)
     assert any(c.key == "discovery:g" for c in report.table("properties").columns)
     assert any("keyword match" in n for n in report.notes)
+
+
+def _timed_on(run: Path, device: str | None) -> None:
+    """Rewrite a run's profile records as timed on ``device`` (None: no GPU timing, a CPU check)."""
+    from d2k_profile.results import Timing, record_from_dict
+
+    lines = []
+    for line in (run / "profile.jsonl").read_text().splitlines():
+        r = record_from_dict(json.loads(line))
+        if device is not None:
+            r.device = device
+            r.timing = Timing(median_ms=1.0, iqr_ms=0.0, min_ms=1.0, mean_ms=1.0, rse=0.0, n=10)
+        lines.append(r.to_json())
+    (run / "profile.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_a_pair_timed_on_two_device_models_is_refused_unless_asked(tmp_path, capsys):
+    g = write_run(tmp_path, "g", "guided", ["softmax"])
+    u = write_run(tmp_path, "u", "unguided", ["softmax"])
+    _timed_on(g, "NVIDIA H200")
+    _timed_on(u, "NVIDIA A100-SXM4-80GB")
+    with pytest.raises(ReportError, match="different device models .*NVIDIA H200.*A100"):
+        build_report([g, u], config=FAST)
+    assert main([str(g), str(u), "--out", str(tmp_path / "o"), "--bootstrap", "20"]) == 2
+    err = capsys.readouterr().err
+    assert "--mixed-devices" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    report = build_report([g, u], config=FAST, mixed_devices=True)
+    assert any("compared anyway (--mixed-devices)" in n for n in report.notes)
+    assert main([str(g), str(u), "--out", str(tmp_path / "o2"), "--bootstrap", "20", "--mixed-devices"]) == 0
+
+
+def test_one_device_model_or_cpu_checks_pair_as_before(tmp_path):
+    g = write_run(tmp_path, "g", "guided", ["softmax"])
+    u = write_run(tmp_path, "u", "unguided", ["softmax"])
+    _timed_on(g, "NVIDIA H200")
+    _timed_on(u, "NVIDIA H200")
+    assert [(p.guided, p.unguided) for p in build_report([g, u], config=FAST).pairs] == [("g", "u")]
+    c = write_run(tmp_path / "cpu", "c", "unguided", ["softmax"])  # smoke checks on a CPU: no device model
+    assert [(p.guided, p.unguided) for p in build_report([g, c], config=FAST).pairs] == [("g", "c")]
