@@ -657,7 +657,7 @@ class Interp:
         if e.fn == "()":
             target = self.ev(e.args[0], loc)
             return self.call_value(target, list(e.args[1:]), loc, e)
-        if e.fn.startswith(".") and e.args:
+        if e.fn.startswith(".") and "." not in e.fn[1:] and e.args:  # ``x.method(...)``, not ``.module.f`` (a relative import)
             base = self.ev(e.args[0], loc)
             method = e.fn[1:]
             owner = builtins.struct_of(self, base, e.args[0])
