@@ -14,8 +14,10 @@ from d2k_profile.results import Record
 
 
 def timing_devices(records: Iterable[Record]) -> set[str]:
-    """The device models that timed any of ``records`` (records without timing carry no model)."""
-    return {r.device.strip() for r in records if r.device and r.device.strip() and r.timing is not None}
+    """The GPU models that timed any of ``records``. Records without timing, and timings taken on
+    the CPU (``mode = "cpu"`` or ``device = "cpu"``: smoke checks), name no GPU model."""
+    return {r.device.strip() for r in records
+            if r.timing is not None and r.mode != "cpu" and r.device.strip() and r.device.strip().lower() != "cpu"}
 
 
 def mixed_pair_problem(guided: str, unguided: str, devices: dict[str, set[str]]) -> str | None:

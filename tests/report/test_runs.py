@@ -239,3 +239,5 @@ def test_one_device_model_or_cpu_checks_pair_as_before(tmp_path):
     assert [(p.guided, p.unguided) for p in build_report([g, u], config=FAST).pairs] == [("g", "u")]
     c = write_run(tmp_path / "cpu", "c", "unguided", ["softmax"])  # smoke checks on a CPU: no device model
     assert [(p.guided, p.unguided) for p in build_report([g, c], config=FAST).pairs] == [("g", "c")]
+    _timed_on(c, "cpu")  # a timing taken on the CPU names no GPU model either
+    assert [(p.guided, p.unguided) for p in build_report([g, c], config=FAST).pairs] == [("g", "c")]
