@@ -26,7 +26,7 @@ from typing import Callable, Protocol
 from . import builtins
 from .expr import (ONE, ZERO, Attr, Call, Cast, E, Index, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef,
                    atoms, num, size, walk)
-from .ir import Asm, Assign, Decl, ExprStmt, Func, If, Loc, Loop, Pragma, Return, Stmt
+from .ir import Asm, Assign, Decl, ExprStmt, Func, If, Loc, Loop, Return, Stmt
 from .kernel import Access, AsmFact, Assignment, KernelFacts, LoopFact, Obj
 from .types import base_type, size_of
 
