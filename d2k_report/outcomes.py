@@ -203,11 +203,17 @@ def apply_analysis(out: TaskOutcome, rows: list[dict], submission: Path, catalog
 # --- one run ----------------------------------------------------------------------------------
 
 
-def run_outcomes(run: Run, tasks: dict[str, Task], catalogue: Catalogue | None) -> dict[str, TaskOutcome]:
-    """One :class:`TaskOutcome` per submitted task of ``run`` (missing tasks are added by the caller)."""
+def run_records(run: Run) -> list[Record]:
+    """The run's d2k-profile records (none when it has no profile file); unreadable lines become
+    one of the run's problems."""
+    return read_records(run.profile_path, run.problems) if run.profile_path.is_file() else []
+
+
+def run_outcomes(run: Run, tasks: dict[str, Task], catalogue: Catalogue | None, records: list[Record]) -> dict[str, TaskOutcome]:
+    """One :class:`TaskOutcome` per submitted task of ``run`` (missing tasks are added by the
+    caller), from its profile ``records`` (:func:`run_records`) and its analysis results."""
     from .discovery import proposed_items
 
-    records = read_records(run.profile_path, run.problems) if run.profile_path.is_file() else []
     rows = read_analyze(run.analyze_path, run.problems) if run.analyze_path.is_file() else []
     outcomes = {}
     for task_id, folder in run.submissions.items():

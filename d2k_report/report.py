@@ -22,7 +22,7 @@ from .formatting import csv_text, json_text, markdown
 from .html import render as render_html
 from .model import Report, RunPair
 from .devices import mixed_pair_problem, timing_devices
-from .outcomes import PLACEHOLDER, read_records, run_outcomes, suite_slots, suite_universe
+from .outcomes import PLACEHOLDER, run_outcomes, run_records, suite_slots, suite_universe
 from .runs import Run, load_run
 from .tables import build_tables
 
@@ -109,7 +109,8 @@ def build_report(
         seen.add(r.name)
     report_pairs = resolve_pairs(runs, list(pairs or []), notes)
 
-    devices = {r.name: timing_devices(read_records(r.profile_path, [])) if r.profile_path.is_file() else set() for r in runs}
+    records = {r.name: run_records(r) for r in runs}
+    devices = {r.name: timing_devices(records[r.name]) for r in runs}
     for pair in report_pairs:
         mixed = mixed_pair_problem(pair.guided, pair.unguided, devices)
         if mixed and not mixed_devices:
@@ -121,7 +122,7 @@ def build_report(
         if len(devices[r.name]) > 1:
             notes.append(f"{r.name}: timed on {len(devices[r.name])} device models ({', '.join(sorted(devices[r.name]))})")
 
-    outcomes = {r.name: run_outcomes(r, tasks, catalogue) for r in runs}
+    outcomes = {r.name: run_outcomes(r, tasks, catalogue, records[r.name]) for r in runs}
     universe = suite_universe(tasks, [t for o in outcomes.values() for t in o], suite_size)
     if len(universe) > suite_size:
         notes.append(f"{len(universe)} distinct tasks found, more than the suite size {suite_size}: averaging over {len(universe)}")

@@ -101,15 +101,12 @@ def _merged_partials(e) -> bool:
     return False
 
 
-# every form below rescales by an exponential: values without one are skipped at once
-_has_exp = has_exp
-
-
 @RULE.both
 def detect(f):
-    hits = [a for a in f.assigns if _has_exp(a.new) and (_rescaled_old(a, f) or _pair_merge(a) or _merged_partials(a.new))]
+    # every form below rescales by an exponential: values without one are skipped at once
+    hits = [a for a in f.assigns if has_exp(a.new) and (_rescaled_old(a, f) or _pair_merge(a) or _merged_partials(a.new))]
     hits += [a for a in f.accesses if a.kind in ("store", "rmw") and a.value is not None and a.space in ("shared", "local")
-             and _has_exp(a.value) and _pair_merge_value(a.value)]
+             and has_exp(a.value) and _pair_merge_value(a.value)]
     if hits:
         return present(hits, "running sum/accumulator rescaled by exp(m_old - m_new)")
     return absent("no running rescale of the sum by exp(m_old - m_new)")

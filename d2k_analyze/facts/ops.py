@@ -204,34 +204,24 @@ def gated(f: KernelFacts) -> list:
         if not (isinstance(n, Op) and n.op == "*"):
             return False
         fs = flatten("*", n)
-        acts = [x for x in fs if _has_activation(x)]
+        # a factor merged at a join (``act(x)`` chosen among several activations by a constexpr
+        # the launch does not fix) stands for each value it merges
+        acts = [x for x in fs if _has_activation(x)] or [x for x in fs if any(map(_has_activation, _merged_values(f, x)))]
         if not acts:
-            # a factor merged at a join (``act(x)`` chosen among several activations by a
-            # constexpr the launch does not fix) stands for each value it merges
-            merged = [(x, _merged_values(f, x)) for x in fs if _cell_of(x) is not None]
-            acts = [x for x, vals in merged if any(_has_activation(v) for v in vals)]
-            if not acts:
-                return False
-            act_src = [l for v in dict(merged)[acts[0]] for l in walk(v) if isinstance(l, Load)]
-        else:
-            act_src = [l for l in walk(acts[0]) if isinstance(l, Load)]
+            return False
+        act_src = [l for v in (acts[0], *_merged_values(f, acts[0])) for l in walk(v) if isinstance(l, Load)]
         others = [l for x in fs if x is not acts[0] for l in walk(x) if isinstance(l, Load)]
         return bool(act_src) and any(all(_different(f, o, s) for s in act_src) for o in others)
 
     return containing(f, gate, {"*"})
 
 
-def _cell_of(e: E) -> int | None:
-    from ..detectors._queries import cell_of
-
-    return cell_of(e)
-
-
 def _merged_values(f: KernelFacts, e: E) -> list[E]:
-    """The values assigned to the cell a merged symbol stands for (one level: the arms of the join)."""
-    from ..detectors._queries import defs_of
+    """The values assigned to the cell a merged symbol stands for (one level: the arms of the
+    join); none for any other value."""
+    from ..detectors._queries import cell_of, defs_of
 
-    c = _cell_of(e)
+    c = cell_of(e)
     return [d.new for d in defs_of(f, c) if d.new is not None and d.new != e] if c is not None else []
 
 
