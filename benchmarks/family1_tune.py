@@ -1,8 +1,8 @@
 """Tuning sweeps and bandwidth ceilings for the family-1 experts, on one GPU.
 
-    python3 benchmarks/family1_tune.py [--only scan,hist,copy] [--reps 20]
+    python3 benchmarks/family1_tune.py [--only scan,hist,copy,xent,rows,rows_cluster] [--reps 20]
 
-Prints three tables (CUDA events, median of ``--reps`` timed calls after warm-up, L2 flushed
+Prints tables (CUDA events, median of ``--reps`` timed calls after warm-up, L2 flushed
 before each call by writing a 256 MB buffer):
 
 * ``scan``: the prefix_scan expert (CUDA) and its variants at other (CTA, vectors per thread),
@@ -11,6 +11,12 @@ before each call by writing a 256 MB buffer):
 * ``hist``: the histogram expert at each (CTAs per SM, shared copies per CTA), plus
   torch.bincount, each result checked exactly. (The warp-aggregation variants measured in
   examples/h200/family1/tune_run2.txt were taken out of the expert after that run.)
+* ``xent``: the cross_entropy expert at each launch setting (chunk width, warps, pipeline stages),
+  the previous expert when ``benchmarks/_old_xent.py`` holds a copy of it, ``F.cross_entropy``
+  and ``logits.amax()`` (a read of the same bytes), each result checked against the task's tolerance.
+* ``rows`` / ``rows_cluster``: the softmax and layernorm experts against the persistent pipelined
+  prototype (benchmarks/rows_persistent.py) and, with ``rows_cluster``, the cluster-split CUDA one
+  (benchmarks/row_cluster.cu), beside a copy of each workload's bytes.
 * ``copy``: the bandwidth a plain device copy reaches at each memory-bound workload's own bytes
   (read the input bytes once, write the output bytes once) - the ceiling an elementwise-class
   kernel of that size can reach on this GPU, to set the "fraction of HBM bandwidth" of the
@@ -162,6 +168,130 @@ def hist_table(tasks, reps: int) -> None:
         expert.BLOCKS_PER_SM, expert.COPIES = defaults
 
 
+def _close(got: torch.Tensor, want: torch.Tensor, tol) -> bool:
+    return bool(torch.allclose(got.float(), want.float(), rtol=tol.rtol, atol=tol.atol))
+
+
+def _rows(label: str, table: list, reps: int, nbytes: float, check) -> None:
+    """Time and check each (name, fn) of ``table``; a failing variant is a row, not the end."""
+    for name, fn in table:
+        try:
+            ok = check(fn())
+            ms = time_ms(fn, reps)
+            print(f"{label:28s} {name:34s} {ms:9.4f} {nbytes / ms / 1e6:7.0f} {ok}", flush=True)
+        except Exception as exc:  # noqa: BLE001
+            print(f"{label:28s} {name:34s} failed: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
+
+
+def xent_table(tasks, reps: int) -> None:
+    """The cross_entropy expert at each launch setting, beside the previous expert and the reference."""
+    import torch.nn.functional as F
+
+    task = tasks["cross_entropy"]
+    ref = load_reference(task)
+    expert = _load(REPO / "tasks/cross_entropy/expert/submission.py", "xent_expert")
+    old = REPO / "benchmarks/_old_xent.py"
+    previous = _load(old, "xent_previous") if old.exists() else None
+    tol = task.tolerance["float32"]
+    print("\n== xent: cross_entropy (GB/s from bytes_moved; ok = within the task's tolerance of F.cross_entropy)")
+    print(f"{'workload':28s} {'variant':34s} {'ms':>9s} {'GB/s':>7s} ok")
+    settings = [(bl, w, st) for bl in (4096, 8192) for w in (4, 8) for st in (1, 2)]
+    settings += [(bl, 4, st) for bl in (2048, 4096) for st in (3, 4)]
+    for w in [w for w in task.workloads if not w.smoke]:
+        logits, target = ref.make_inputs(w, w.seeds[0], "cuda")
+        want = F.cross_entropy(logits.float(), target)
+        table = [("F.cross_entropy(fp32)", lambda: F.cross_entropy(logits.float(), target)),
+                 ("read ceiling: logits.amax()", None)]
+        if previous is not None:
+            table.append(("previous expert", lambda: previous.run(logits, target)))
+        table.append(("expert (default)", lambda: expert.run(logits, target)))
+        for bl, nw, st in settings:
+            table.append((f"b{bl} w{nw} s{st}", lambda bl=bl, nw=nw, st=st: expert.launch(logits, target, bl, nw, st)))
+        amax = ("read ceiling: logits.amax()", lambda: logits.amax())
+        _rows(w.name, [amax], reps, ref.bytes_moved(dict(w.params)), lambda y: True)
+        _rows(w.name, [r for r in table if r[1] is not None], reps, ref.bytes_moved(dict(w.params)),
+              lambda y: _close(y, want, tol))
+        del logits, target
+
+
+_ROW_BIND = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+int row_cluster_launch(const void*, void*, const void*, const void*, long, int, bool, int, int, int, int, float, cudaStream_t);
+bool row_cluster(torch::Tensor x, torch::Tensor y, torch::Tensor w, torch::Tensor b, int64_t cluster, int64_t threads,
+                 int64_t vec, int64_t op, double eps) {
+    int rc = row_cluster_launch(x.data_ptr(), y.data_ptr(), op ? w.data_ptr() : nullptr, op ? b.data_ptr() : nullptr,
+                                x.size(0), (int)x.size(1), x.scalar_type() == at::kBFloat16, (int)cluster, (int)threads,
+                                (int)vec, (int)op, (float)eps, at::cuda::getCurrentCUDAStream());
+    TORCH_CHECK(rc <= 0, "cluster launch failed: ", cudaGetErrorString((cudaError_t)rc));
+    return rc == 0;
+}
+"""
+
+# (cluster, threads, vectors per thread) compiled in benchmarks/row_cluster.cu
+_ROW_CASES = {"bfloat16": [(4, 256, 4), (8, 256, 2), (8, 128, 4), (2, 512, 4), (16, 128, 2), (2, 256, 2), (1, 512, 2),
+                           (4, 128, 2), (1, 256, 4)],
+              "float32": [(8, 1024, 8), (16, 512, 8), (16, 1024, 4), (16, 256, 16)]}
+
+
+def triton_next_pow2(n: int) -> int:
+    return 1 << (n - 1).bit_length()
+
+
+def rows_table(tasks, reps: int, cluster: bool) -> None:
+    """Softmax and LayerNorm experts against the persistent pipelined prototype
+    (benchmarks/rows_persistent.py) and, with ``cluster``, the cluster-split one (benchmarks/row_cluster.cu)."""
+    import torch.nn.functional as F
+    from torch.utils.cpp_extension import load_inline
+
+    persistent = _load(REPO / "benchmarks/rows_persistent.py", "rows_persistent")
+    mod = load_inline(name="row_cluster_proto", cpp_sources=_ROW_BIND,
+                      cuda_sources=(REPO / "benchmarks/row_cluster.cu").read_text(), functions=["row_cluster"],
+                      extra_cuda_cflags=["-O3", "-gencode=arch=compute_90a,code=sm_90a"]) if cluster else None
+    print("\n== rows: softmax / layernorm (GB/s from bytes_moved; ok = within the task's tolerance of torch)")
+    print(f"{'workload':28s} {'variant':34s} {'ms':>9s} {'GB/s':>7s} ok")
+    for tid, op in (("softmax", 0), ("layernorm", 1)):
+        task = tasks[tid]
+        ref = load_reference(task)
+        expert = _load(REPO / f"tasks/{tid}/expert/submission.py", f"{tid}_expert")
+        for w in [w for w in task.workloads if not w.smoke]:
+            inputs = ref.make_inputs(w, w.seeds[0], "cuda")
+            x = inputs[0]
+            dtype = str(w.params.get("dtype", "bfloat16"))
+            tol = task.tolerance[dtype] if dtype in task.tolerance else next(iter(task.tolerance.values()))
+            want = torch.softmax(x.float(), -1) if op == 0 else F.layer_norm(x.float(), (x.shape[1],), inputs[1].float(),
+                                                                             inputs[2].float(), 1e-5)
+            nbytes = ref.bytes_moved(dict(w.params))
+            table = [("expert", lambda: expert.run(*inputs))]
+            wb = (inputs[1], inputs[2]) if op else (x, x)
+            for c, t, v in _ROW_CASES.get(dtype, []) if cluster else []:
+                if c * t * v * (16 // x.element_size()) != x.shape[1]:
+                    continue
+                y = torch.empty_like(x)
+
+                def call(c=c, t=t, v=v, y=y):
+                    mod.row_cluster(x, y, wb[0], wb[1], c, t, v, op, 1e-5)
+                    return y
+                table.append((f"cluster {c} x {t} thr x {v} vec", call))
+            if x.shape[1] <= 32768:
+                for nw in (4, 8, 16, 32):
+                    if not 4 <= triton_next_pow2(x.shape[1]) // (32 * nw) <= 64:
+                        continue
+                    for st in (1, 2, 3):
+                        for per_sm in (0, 1, 2):
+                            if op == 0:
+                                fn = lambda nw=nw, st=st, p=per_sm: persistent.softmax(x, nw, st, p)  # noqa: E731
+                            else:
+                                fn = lambda nw=nw, st=st, p=per_sm: persistent.layernorm(x, *wb, nw, st, p)  # noqa: E731
+                            table.append((f"persistent w{nw} s{st} p{per_sm or 'fit'}", fn))
+            half = max(int(nbytes) // 2, 16) // 16 * 16
+            src = torch.empty(half, dtype=torch.uint8, device="cuda")
+            dst = torch.empty_like(src)
+            _rows(f"{tid}/{w.name}", [("copy of the same bytes", lambda: dst.copy_(src))], reps, nbytes, lambda y: True)
+            _rows(f"{tid}/{w.name}", table, reps, nbytes, lambda y: _close(y, want, tol))
+            del inputs, x, src, dst
+
+
 def copy_table(tasks, reps: int) -> None:
     print("\n== copy: a device copy of each workload's minimum bytes (half read, half written where the task writes as much as it reads)")
     print(f"{'task':18s} {'workload':28s} {'MB':>8s} {'copy ms':>9s} {'copy GB/s':>9s}")
@@ -182,7 +312,7 @@ def copy_table(tasks, reps: int) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="scan,hist,copy", help="comma-separated tables: scan, hist, copy")
+    ap.add_argument("--only", default="scan,hist,copy", help="comma-separated tables: scan, hist, copy, xent, rows, rows_cluster")
     ap.add_argument("--reps", type=int, default=20, help="timed calls per row (median)")
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -195,6 +325,10 @@ def main() -> int:
         hist_table(tasks, args.reps)
     if "copy" in only:
         copy_table(tasks, args.reps)
+    if "xent" in only:
+        xent_table(tasks, args.reps)
+    if "rows" in only or "rows_cluster" in only:
+        rows_table(tasks, args.reps, cluster="rows_cluster" in only)
     if "scan" in only:  # last: a look-back bug would spin until the caller's timeout
         scan_table(tasks, args.reps)
     return 0

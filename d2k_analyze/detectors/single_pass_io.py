@@ -9,11 +9,20 @@ definition (operand panels are re-read for every output tile).
 Global accesses grouped by memory object: two loads of one object in sibling loops (or a load
 after the loop that already read it) are a re-read; a store that is read back, or an object
 stored in two passes, is 0. GEMM-like kernels (a multiply-accumulate / MMA loop) are 0.
+A load after a loop that reads on from where the loop stopped is not a re-read: the loop steps
+by S from its start over a whole number of steps to its bound, and the later load's offset is the
+loop's with the induction value replaced by that bound (a full-chunk main loop, then its ragged
+tail).
 
 ## Not to be confused with
-Two loads of neighbouring elements in the same pass.
+Two loads of neighbouring elements in the same pass, or a main loop and its tail over disjoint
+ranges.
 """
 
+from fractions import Fraction
+
+from ..facts import poly as P
+from ..facts.expr import Op
 from ._base import Rule, absent, present
 from ._queries import is_gemm
 
@@ -42,6 +51,46 @@ def separate_passes(f, a, b, last) -> bool:
     first, second = (a, b) if a.id < b.id else (b, a)
     inner = (first.loops[common:] or [None])[0]
     return inner is not None and not second.loops[common:] and second.id > last.get(inner, -1)
+
+
+def _whole_steps(span: P.Poly, step: P.Poly) -> bool:
+    """Whether ``span`` is a whole number of ``step``s: a constant multiple, one term whose atoms
+    include the step's with an integer ratio of coefficients (``(n // S) * S`` over ``S``), or
+    ``n - n % S``."""
+    s, t = P.constant_of(span), P.constant_of(step)
+    if s is not None and t:
+        return (s / t).denominator == 1
+    if P.quotient(span, step) is not None:
+        return (Fraction(span[0][1]) / step[0][1]).denominator == 1
+    return any(_is_remainder_cut(span, m, c, step) for m, c in span)
+
+
+def _is_remainder_cut(span: P.Poly, monomial: tuple, coeff: Fraction, step: P.Poly) -> bool:
+    """``span`` = n - (n % step), with ``monomial`` the opaque ``n % step`` term."""
+    e = P.opaque_expr(monomial[0]) if len(monomial) == 1 and coeff == -1 else None
+    if not (isinstance(e, Op) and e.op == "%" and len(e.args) == 2 and P.poly(e.args[1]) == step):
+        return False
+    return P.add(P.poly(e.args[0]), P.term(monomial[0]), -1) == span
+
+
+def continues(f, a, b) -> bool:
+    """Whether the later of two loads reads on from where the earlier one's loop stopped: the
+    earlier is inside one loop more than the later, that loop adds ``step`` per iteration from
+    ``init`` over a whole number of steps up to ``bound``, and the later offset equals the earlier
+    one with the induction value (``init + step * iter``) replaced by ``bound``."""
+    first, second = (a, b) if a.id < b.id else (b, a)
+    extra = [lid for lid in first.loops if lid not in second.loops]
+    if len(extra) != 1 or first.loops[:-1] != second.loops:
+        return False
+    loop = f.loops[extra[0]]
+    if loop.update != "add" or None in (loop.init, loop.bound, loop.step):
+        return False
+    init, bound, step = P.poly(loop.init), P.poly(loop.bound), P.poly(loop.step)
+    induction = P.add(init, P.mul(step, P.term(f"iter#{loop.id}")))
+    rest = P.add(first.poly, induction, -1)
+    if P.mentions(rest, f"iter#{loop.id}"):
+        return False
+    return P.add(second.poly, bound, -1) == rest and _whole_steps(P.add(bound, init, -1), step)
 
 
 def _spread(accs: list) -> list:
@@ -74,7 +123,7 @@ def detect(f):
         accs = _spread(accs)
         for i, a in enumerate(accs):
             for b in accs[i + 1:]:
-                if separate_passes(f, a, b, last):
+                if separate_passes(f, a, b, last) and not continues(f, a, b):
                     return absent("an input is loaded again in a later pass", [a, b])
     writes: dict[int, list] = {}
     for a in glob:

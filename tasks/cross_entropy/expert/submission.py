@@ -1,22 +1,31 @@
 """Expert mean cross-entropy in Triton: one launch, one read of the logits, online log-sum-exp.
 
-Design (tasks/cross_entropy/task.toml gives the reasoning):
-- A persistent grid (a few programs per SM, at most B) walks the rows with a grid-stride loop.
-  Each row is read once in BLOCK-column chunks, widened to fp32 and scaled by log2(e); the row
-  keeps a running max m (a scalar, in the log2 domain) and a [BLOCK] vector of running sums that
-  is rescaled by exp2(m - m_new) whenever a chunk raises the max: one exp2 per logit.
-- The target's logit is picked out of the chunk that holds it (a compare per column, no second
-  read); the row loss is (m + log2(sum)) * ln 2 - x[target], added to the program's fp32 sum.
-- Each program publishes its sum and takes a ticket from an atomic counter (acq_rel); the program
-  that draws the last ticket adds the partials, divides by B and writes the loss, then resets the
-  counter. evict_first on the logits: nothing is read twice.
-- 8 programs per SM of 4 warps, the chunk loop software-pipelined over 2 stages (the next chunk's
-  load is in flight while this chunk's max is reduced): on the H200 1.67-1.81x the first setting
-  (4 programs per SM of 8 warps, 1 stage), which was the slowest kernel of the task
-  (examples/h200/family1/cross_entropy_settings.jsonl).
+The kernel is issue-bound before it is bandwidth-bound: at ~4.3 TB/s an SM must retire ~8 bf16
+logits per clock, and an SM issues 128 thread-instructions per clock, so the per-logit budget is
+~15 instructions and one MUFU ex2 (16 per SM per clock) costs the issue slots of several plain ones.
+The design therefore spends as few instructions per logit as it can:
+
+- A persistent grid (as many programs as fit on the GPU at once, at most B) walks the rows with a
+  grid-stride loop. Each row is read once, in BLOCK-column chunks of contiguous 16-byte loads.
+- The loop over full chunks has no mask and no compare: per logit a widening convert, a max, one
+  FMA (x * log2(e) - m * log2(e)), one exp2 and one FMA into a [BLOCK] vector of running sums
+  (s * exp2(m_old - m_new) + e, the scalar rescale of the online log-sum-exp). The ragged last
+  chunk, when there is one, runs once per row with a mask.
+- The target's logit is one scalar load per row (2 bytes next to the row's 500 KB).
+- tl.exp2 compiles to one `ex2.approx.ftz.f32` (MUFU) per logit; log2(e) is folded into that FMA.
+- Row losses are added per program in fp32; each program publishes its sum and takes a ticket
+  from an atomic counter (acq_rel); the program that draws the last ticket adds the partials,
+  divides by B, writes the loss and resets the counter. evict_first on the logits: nothing is
+  read twice.
+
+The settings (chunk width, warps, pipeline stages) are the best of a sweep on the H200
+(benchmarks/family1_tune.py --only xent, examples/h200/family1/tune_run3.txt); the profiled
+result is in examples/h200/family1/cross_entropy_run7_*.
 """
 
 from __future__ import annotations
+
+import os
 
 import torch
 import triton
@@ -24,11 +33,13 @@ import triton.language as tl
 
 LOG2E = tl.constexpr(1.4426950408889634)
 LN2 = tl.constexpr(0.6931471805599453)
-_NUM_WARPS = 4
-_BLOCK = 4096
-_PROGRAMS_PER_SM = 8
-_STAGES = 2
 _workspaces: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
+
+
+# The best setting of the H200 sweep (benchmarks/family1_tune.py --only xent).
+BLOCK = 4096
+NUM_WARPS = 4
+STAGES = 3
 
 
 @triton.jit
@@ -36,24 +47,29 @@ def _xent_mean(logits_ptr, target_ptr, partial_ptr, ticket_ptr, loss_ptr, n_rows
                BLOCK: tl.constexpr, P_POW2: tl.constexpr, STAGES: tl.constexpr):
     pid = tl.program_id(0)
     progs = tl.num_programs(0)
-    total = tl.zeros([1], dtype=tl.float32)
+    lanes = tl.arange(0, BLOCK)
+    n_full = (n_cols // BLOCK) * BLOCK
+    total = 0.0
     for row in tl.range(pid, n_rows, progs):
         base = logits_ptr + tl.cast(row, tl.int64) * row_stride
-        tgt = tl.load(target_ptr + row)
-        m = tl.full([1], -1.0e30, dtype=tl.float32)
-        s = tl.zeros([BLOCK], dtype=tl.float32)
-        picked = tl.zeros([BLOCK], dtype=tl.float32)
-        for start in tl.range(0, n_cols, BLOCK, num_stages=STAGES):
-            cols = start + tl.arange(0, BLOCK)
-            inside = cols < n_cols
-            x = tl.load(base + cols, mask=inside, other=0.0, eviction_policy="evict_first").to(tl.float32)
-            picked += tl.where(cols == tgt, x, 0.0)
-            y = tl.where(inside, x * LOG2E, -float("inf"))
-            m_new = tl.maximum(m, tl.max(y, axis=0))
-            s = s * tl.exp2(m - m_new) + tl.exp2(y - m_new)
+        picked = tl.load(base + tl.load(target_ptr + row)).to(tl.float32)
+        m = -1.0e30  # running max, in the logits' own units
+        s = tl.zeros([BLOCK], dtype=tl.float32)  # running sums of exp2((x - m) * log2(e))
+        for start in tl.range(0, n_full, BLOCK, num_stages=STAGES):
+            x = tl.load(base + start + lanes, eviction_policy="evict_first").to(tl.float32)
+            m_new = tl.maximum(m, tl.max(x, axis=0))
+            shift = m_new * LOG2E
+            s = s * tl.exp2(m * LOG2E - shift) + tl.exp2(x * LOG2E - shift)
             m = m_new
-        total += (m + tl.log2(tl.sum(s, axis=0))) * LN2 - tl.sum(picked, axis=0)
-    tl.store(partial_ptr + pid, tl.sum(total, axis=0))
+        if n_full < n_cols:
+            cols = n_full + lanes
+            x = tl.load(base + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
+            m_new = tl.maximum(m, tl.max(x, axis=0))
+            shift = m_new * LOG2E
+            s = s * tl.exp2(m * LOG2E - shift) + tl.exp2(x * LOG2E - shift)
+            m = m_new
+        total += (m * LOG2E + tl.log2(tl.sum(s, axis=0))) * LN2 - picked
+    tl.store(partial_ptr + pid, total)
     tl.debug_barrier()
     ticket = tl.atomic_add(ticket_ptr, 1, sem="acq_rel", scope="gpu")
     if ticket == progs - 1:
@@ -63,30 +79,61 @@ def _xent_mean(logits_ptr, target_ptr, partial_ptr, ticket_ptr, loss_ptr, n_rows
         tl.atomic_xchg(ticket_ptr, 0)
 
 
-def _sm_count(device: torch.device) -> int:
-    if device.type == "cuda":
-        return torch.cuda.get_device_properties(device).multi_processor_count
-    return 2  # the CPU interpreter (smoke checks)
+def _on_gpu(device: torch.device) -> bool:
+    return device.type == "cuda" and os.environ.get("TRITON_INTERPRET") != "1"
 
 
 def _workspace(device: torch.device, programs: int) -> tuple[torch.Tensor, torch.Tensor]:
     key = (device.type, device.index)
     ws = _workspaces.get(key)
     if ws is None or ws[0].numel() < programs:
-        ws = (torch.empty(max(programs, 1024), dtype=torch.float32, device=device),
+        ws = (torch.empty(max(programs, 4096), dtype=torch.float32, device=device),
               torch.zeros(1, dtype=torch.int32, device=device))
         _workspaces[key] = ws
     return ws
 
 
-def run(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy of contiguous bf16 logits [B, V] against int64 targets [B], in fp32."""
+_fits: dict[tuple, int] = {}
+
+
+def _programs_per_sm(key: tuple, warps: int, compile_kernel) -> int:
+    """How many programs of this setting one SM holds at once: the register file (64K 32-bit
+    registers, allocated 8 per thread at a time) and the 227 KB of shared memory over what the
+    compiled kernel needs per program, capped by the 2048-thread limit. A persistent grid larger
+    than that would run its last programs as a second, partial wave."""
+    if key not in _fits:
+        compiled = compile_kernel()
+        compiled._init_handles()
+        threads = 32 * warps
+        by_regs = 65536 // max(-(-compiled.n_regs // 8) * 8 * threads, 1)
+        by_smem = (227 * 1024) // max(compiled.metadata.shared, 1)
+        _fits[key] = max(1, min(by_regs, by_smem, 2048 // threads))
+    return _fits[key]
+
+
+def launch(logits: torch.Tensor, target: torch.Tensor, block: int, warps: int, stages: int) -> torch.Tensor:
+    """The loss at one launch setting (the tuning sweep passes its own; run() the defaults)."""
     assert logits.dim() == 2 and logits.stride(1) == 1 and target.dim() == 1
     b, v = logits.shape
-    loss = torch.empty((), dtype=torch.float32, device=logits.device)
-    programs = max(1, min(_PROGRAMS_PER_SM * _sm_count(logits.device), b))
-    partials, ticket = _workspace(logits.device, programs)
-    block = min(_BLOCK, max(triton.next_power_of_2(v), 16))
-    _xent_mean[(programs,)](logits, target.contiguous(), partials, ticket, loss, b, v, logits.stride(0), BLOCK=block,
-                            P_POW2=max(triton.next_power_of_2(programs), 16), STAGES=_STAGES, num_warps=_NUM_WARPS, num_stages=1)
+    dev = logits.device
+    loss = torch.empty((), dtype=torch.float32, device=dev)
+    target = target.contiguous()
+    block = min(block, max(triton.next_power_of_2(v), 16))
+    sms = torch.cuda.get_device_properties(dev).multi_processor_count if _on_gpu(dev) else 2
+    partials, ticket = _workspace(dev, 4096)
+
+    def compile_kernel():
+        return _xent_mean.warmup(logits, target, partials, ticket, loss, b, v, logits.stride(0), BLOCK=block,
+                                 P_POW2=4096, STAGES=stages, num_warps=warps, num_stages=1,
+                                 grid=(1,))
+
+    per_sm = _programs_per_sm((block, warps, stages, dev.index), warps, compile_kernel) if _on_gpu(dev) else 2
+    programs = max(1, min(per_sm * sms, b, 4096))
+    _xent_mean[(programs,)](logits, target, partials, ticket, loss, b, v, logits.stride(0), BLOCK=block,
+                            P_POW2=4096, STAGES=stages, num_warps=warps, num_stages=1)
     return loss
+
+
+def run(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of contiguous bf16 logits [B, V] against int64 targets [B], in fp32."""
+    return launch(logits, target, block=BLOCK, warps=NUM_WARPS, stages=STAGES)
