@@ -860,9 +860,9 @@ _EV: dict[type, Callable[[Interp, E, Loc], E]] = {
     Name: lambda i, e, loc: i.name(e.id, loc),
     Op: Interp._ev_op,
     Index: Interp._ev_index,
-    Attr: lambda i, e, loc: i.attr(e, loc),
+    Attr: Interp.attr,  # methods of the same signature: no wrapper frame on the hottest path
     Cast: lambda i, e, loc: builtins.cast(i, e.type, i.ev(e.arg, loc)),
-    Call: lambda i, e, loc: i.call(e, loc),
+    Call: Interp.call,
     Tup: lambda i, e, loc: Tup(tuple(i.ev(x, loc) for x in e.items)),
 }
 

@@ -55,6 +55,7 @@ class CudaProgram:
         self._lowered: dict[int, Func] = {}
         self._nodes: dict[int, object] = {}  # id(lowered Func) -> tree-sitter node it came from
         self._const: dict[str, E | None] = {}
+        self._functions: dict[tuple[str, int], Func | None] = {}
 
     def lowering(self, src: CudaSource) -> CudaLowering:
         return CudaLowering(src.file, src.line, [(n.start_byte, n.end_byte) for n in src.dead_preproc], src.pragmas, self.aliases)
@@ -99,6 +100,13 @@ class CudaProgram:
         return out
 
     def function(self, name: str, nargs: int) -> Func | None:
+        """The user function a call of ``name`` with ``nargs`` arguments reaches (``nargs < 0``:
+        any arity), lowered; memoised, since the interpreter asks it for every call and every
+        name it resolves and the answer depends on the (fixed) sources alone."""
+        return _memoised(self._functions, (name, nargs), self._function)
+
+    def _function(self, key: tuple[str, int]) -> Func | None:
+        name, nargs = key
         short = name.split(".")[-1].split("::")[-1]
         cands = self.by_name.get(short)
         if not cands:
@@ -150,6 +158,17 @@ class CudaProgram:
         return [f for fns in self.by_name.values() for f in fns if f.is_kernel]
 
 
+_MISSING = object()
+
+
+def _memoised(memo: dict, key, compute):
+    """``memo[key]``, computed by ``compute(key)`` the first time (None is a remembered answer)."""
+    out = memo.get(key, _MISSING)
+    if out is _MISSING:
+        out = memo[key] = compute(key)
+    return out
+
+
 def _literal(text_: str) -> E | None:
     if not text_:
         return None
@@ -189,6 +208,7 @@ class PyProgram:
                     self.module_assigns.setdefault(text(left), (py, right))
         self._lowered: dict[int, Func] = {}
         self._const: dict[str, E | None] = {}
+        self._functions: dict[tuple[str, int], Func | None] = {}
 
     def lowering(self, py: PySource) -> PythonLowering:
         return PythonLowering(py.file, self.tables.get(py.file, {}))
@@ -202,7 +222,12 @@ class PyProgram:
         return out
 
     def function(self, name: str, nargs: int) -> Func | None:
-        """A user function by (possibly module-qualified) name; library paths never are."""
+        """A user function by (possibly module-qualified) name; library paths never are
+        (memoised: see :meth:`CudaProgram.function`)."""
+        return _memoised(self._functions, (name, nargs), self._function)
+
+    def _function(self, key: tuple[str, int]) -> Func | None:
+        name = key[0]
         if name.startswith("("):
             return None
         parts = name.lstrip(".").split(".")  # from .helpers import f: a module of the submission

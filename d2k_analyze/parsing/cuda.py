@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import rx
 from .treesitter import Node, error_rows, in_order, of_types_unordered, parse, text, texts, walk
 
 # Attribute macros the grammar cannot parse; blanked (same length, newlines kept) before parsing.
@@ -100,6 +101,13 @@ class CudaSource:
 
 _COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _LOW_PRECISION_RE = re.compile(r"\b(__nv_bfloat16\w*|nv_bfloat16\w*|__half2?|half2?|__nv_fp8\w*|bfloat16|BFloat16|c10::Half|at::Half)\b")
+
+
+def _mentions_low_precision(source_text: str) -> bool:
+    """Whether code outside comments names a 16/8-bit float type. The regex starts at a word
+    boundary, so ``re`` tries it at every position of the text; :func:`.rx.search` first tests
+    for the words every match contains, which most sources lack."""
+    return bool(rx.search(_LOW_PRECISION_RE.pattern, _COMMENT_RE.sub(" ", source_text)))
 
 
 def _blank(match: re.Match) -> str:
@@ -330,8 +338,7 @@ def parse_cuda(source_text: str, file: str, line_offset: int = 0, embedded: bool
     tree, data = parse("cuda", source_text)
     src = CudaSource(file, source_text, data, tree, line_offset, flat_line, embedded, attributes=attributes, pragmas=pragmas)
     _collect(tree.root_node, src, None, False)
-    code = _COMMENT_RE.sub(" ", source_text)
-    src.low_precision = bool(_LOW_PRECISION_RE.search(code))
+    src.low_precision = _mentions_low_precision(source_text)
     for row in error_rows(tree):
         src.warnings.append(f"{file}:{src.line(row)}: syntax error (analysed what parsed)")
     return src

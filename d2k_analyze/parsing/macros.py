@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$")
 _TOKEN = re.compile(
@@ -126,9 +127,22 @@ def _substitute(macro: Macro, args: list[str]) -> str:
         else:
             binding[p] = args[i] if i < len(args) else ""
     body = macro.body
-    body = _STRINGIZE.sub(lambda m: '"' + binding[m.group(1)].replace('"', '\\"') + '"' if m.group(1) in binding else m.group(0), body)
-    body = _WORD.sub(lambda m: binding.get(m.group(1), m.group(1)), body)
-    return _PASTE.sub("", body)
+    if "#" in body:
+        body = _STRINGIZE.sub(lambda m: '"' + binding[m.group(1)].replace('"', '\\"') + '"' if m.group(1) in binding else m.group(0), body)
+    body = _bind_words(_word_split(body), binding)
+    return _PASTE.sub("", body) if "##" in body else body
+
+
+@lru_cache(maxsize=4096)
+def _word_split(body: str) -> tuple[str, ...]:
+    """``body`` cut at its words: text, word, text, word, ..., text (what ``_WORD.sub`` would
+    visit). A macro is invoked again and again with the same body: cut once, bound each time."""
+    return tuple(_WORD.split(body))
+
+
+def _bind_words(parts: tuple[str, ...], binding: dict[str, str]) -> str:
+    """The text of ``parts`` with every word that names a parameter replaced by its argument."""
+    return "".join(binding.get(p, p) if i % 2 else p for i, p in enumerate(parts))
 
 
 _STRINGIZE = re.compile(r"#\s*([A-Za-z_]\w*)")
@@ -171,7 +185,7 @@ def _expand_chunk(s: str, macros: dict[str, Macro], depth: int, active: set[str]
     if depth > MAX_DEPTH or not _mentions_macro(s, macros):
         return s
     out: list[str] = []
-    pos = 0
+    pos = written = 0  # written: the length of ``out`` so far
     for m in _TOKEN.finditer(s):
         name = m.group("ident")
         if name is None or name not in macros or name in active:
@@ -198,12 +212,15 @@ def _expand_chunk(s: str, macros: dict[str, Macro], depth: int, active: set[str]
         newlines = s.count("\n", start, end)
         out.append(s[pos:start])
         out.append(replacement + "\n" * newlines)
+        written += (start - pos) + len(out[-1])
         pos = end
-        if sum(map(len, out)) > limit:
+        if written > limit:
             break
     out.append(s[pos:])
     return "".join(out)
 
 
 def _mentions_macro(s: str, macros: dict[str, Macro]) -> bool:
-    return any(m.group() in macros for m in _IDENT.finditer(s))
+    """Whether some identifier of ``s`` names a macro (the identifiers are listed in C: most
+    chunks mention none, and testing them one match object at a time was most of the cost)."""
+    return not macros.keys().isdisjoint(_IDENT.findall(s))
