@@ -70,6 +70,21 @@ def time_ms(fn, reps: int) -> float:
     return statistics.median(times)
 
 
+def _close(got: torch.Tensor, want: torch.Tensor, tol) -> bool:
+    return bool(torch.allclose(got.float(), want.float(), rtol=tol.rtol, atol=tol.atol))
+
+
+def _rows(label: str, table: list, reps: int, nbytes: float, check) -> None:
+    """Time and check each (name, fn) of ``table``; a failing variant is a row, not the end."""
+    for name, fn in table:
+        try:
+            ok = check(fn())
+            ms = time_ms(fn, reps)
+            print(f"{label:28s} {name:34s} {ms:9.4f} {nbytes / ms / 1e6:7.0f} {ok}", flush=True)
+        except Exception as exc:  # noqa: BLE001 - a failing variant is a row, not the end
+            print(f"{label:28s} {name:34s} failed: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
+
+
 def _workloads(task):
     return [w for w in task.workloads]
 
@@ -109,7 +124,7 @@ def scan_table(tasks, reps: int) -> None:
     cuda = _load(REPO / "tasks/prefix_scan/expert/submission.py", "scan_expert")
     tol = task.tolerance["float32"]
     print("\n== scan: prefix_scan (GB/s from bytes_moved; ok = matches torch.cumsum)")
-    print(f"{'workload':22s} {'variant':26s} {'ms':>9s} {'GB/s':>7s} ok")
+    print(f"{'workload':28s} {'variant':34s} {'ms':>9s} {'GB/s':>7s} ok")
     for w in _workloads(task):
         (x,) = ref.make_inputs(w, w.seeds[0], "cuda")
         want = torch.cumsum(x, 0, dtype=x.dtype)
@@ -130,13 +145,7 @@ def scan_table(tasks, reps: int) -> None:
         for cta, vec in ((256, 4), (512, 8), (128, 8)):
             mod = _scan_variant(cta, vec)
             rows.append((f"cuda CTA={cta} VEC={vec}", lambda mod=mod: mod.inclusive_scan(x, *_scan_state(cuda, x))))
-        for name, fn in rows:
-            try:
-                ok = check(fn())
-                ms = time_ms(fn, reps)
-                print(f"{w.name:22s} {name:26s} {ms:9.4f} {nbytes / ms / 1e6:7.0f} {ok}", flush=True)
-            except Exception as exc:  # noqa: BLE001 - a failing variant is a row, not the end
-                print(f"{w.name:22s} {name:26s} failed: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+        _rows(w.name, rows, reps, nbytes, check)
         expert.TILE = 4096
 
 
@@ -146,7 +155,7 @@ def hist_table(tasks, reps: int) -> None:
     expert = _load(REPO / "tasks/histogram/expert/submission.py", "hist_expert")
     defaults = (expert.BLOCKS_PER_SM, expert.COPIES)
     print("\n== hist: histogram (GB/s from bytes_moved; ok = equals torch.bincount)")
-    print(f"{'workload':28s} {'variant':26s} {'ms':>9s} {'GB/s':>7s} ok")
+    print(f"{'workload':28s} {'variant':34s} {'ms':>9s} {'GB/s':>7s} ok")
     for w in _workloads(task):
         x, bins = ref.make_inputs(w, w.seeds[0], "cuda")
         want = torch.bincount(x, minlength=bins).to(torch.int32)
@@ -158,29 +167,8 @@ def hist_table(tasks, reps: int) -> None:
                     expert.BLOCKS_PER_SM, expert.COPIES = per_sm, copies
                     return expert.run(x, bins)
                 rows.append((f"expert ctas/sm={per_sm} copies={copies}", call))
-        for name, fn in rows:
-            try:
-                ok = bool(torch.equal(fn(), want))
-                ms = time_ms(fn, reps)
-                print(f"{w.name:28s} {name:26s} {ms:9.4f} {nbytes / ms / 1e6:7.0f} {ok}", flush=True)
-            except Exception as exc:  # noqa: BLE001
-                print(f"{w.name:28s} {name:26s} failed: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+        _rows(w.name, rows, reps, nbytes, lambda y: bool(torch.equal(y, want)))
         expert.BLOCKS_PER_SM, expert.COPIES = defaults
-
-
-def _close(got: torch.Tensor, want: torch.Tensor, tol) -> bool:
-    return bool(torch.allclose(got.float(), want.float(), rtol=tol.rtol, atol=tol.atol))
-
-
-def _rows(label: str, table: list, reps: int, nbytes: float, check) -> None:
-    """Time and check each (name, fn) of ``table``; a failing variant is a row, not the end."""
-    for name, fn in table:
-        try:
-            ok = check(fn())
-            ms = time_ms(fn, reps)
-            print(f"{label:28s} {name:34s} {ms:9.4f} {nbytes / ms / 1e6:7.0f} {ok}", flush=True)
-        except Exception as exc:  # noqa: BLE001
-            print(f"{label:28s} {name:34s} failed: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
 
 
 def xent_table(tasks, reps: int) -> None:
@@ -200,17 +188,15 @@ def xent_table(tasks, reps: int) -> None:
     for w in [w for w in task.workloads if not w.smoke]:
         logits, target = ref.make_inputs(w, w.seeds[0], "cuda")
         want = F.cross_entropy(logits.float(), target)
-        table = [("F.cross_entropy(fp32)", lambda: F.cross_entropy(logits.float(), target)),
-                 ("read ceiling: logits.amax()", None)]
+        table = [("F.cross_entropy(fp32)", lambda: F.cross_entropy(logits.float(), target))]
         if previous is not None:
             table.append(("previous expert", lambda: previous.run(logits, target)))
         table.append(("expert (default)", lambda: expert.run(logits, target)))
         for bl, nw, st in settings:
             table.append((f"b{bl} w{nw} s{st}", lambda bl=bl, nw=nw, st=st: expert.launch(logits, target, bl, nw, st)))
-        amax = ("read ceiling: logits.amax()", lambda: logits.amax())
-        _rows(w.name, [amax], reps, ref.bytes_moved(dict(w.params)), lambda y: True)
-        _rows(w.name, [r for r in table if r[1] is not None], reps, ref.bytes_moved(dict(w.params)),
-              lambda y: _close(y, want, tol))
+        nbytes = ref.bytes_moved(dict(w.params))
+        _rows(w.name, [("read ceiling: logits.amax()", lambda: logits.amax())], reps, nbytes, lambda y: True)
+        _rows(w.name, table, reps, nbytes, lambda y: _close(y, want, tol))
         del logits, target
 
 
@@ -234,14 +220,11 @@ _ROW_CASES = {"bfloat16": [(4, 256, 4), (8, 256, 2), (8, 128, 4), (2, 512, 4), (
               "float32": [(8, 1024, 8), (16, 512, 8), (16, 1024, 4), (16, 256, 16)]}
 
 
-def triton_next_pow2(n: int) -> int:
-    return 1 << (n - 1).bit_length()
-
-
 def rows_table(tasks, reps: int, cluster: bool) -> None:
     """Softmax and LayerNorm experts against the persistent pipelined prototype
     (benchmarks/rows_persistent.py) and, with ``cluster``, the cluster-split one (benchmarks/row_cluster.cu)."""
     import torch.nn.functional as F
+    import triton
     from torch.utils.cpp_extension import load_inline
 
     persistent = _load(REPO / "benchmarks/rows_persistent.py", "rows_persistent")
@@ -275,7 +258,7 @@ def rows_table(tasks, reps: int, cluster: bool) -> None:
                 table.append((f"cluster {c} x {t} thr x {v} vec", call))
             if x.shape[1] <= 32768:
                 for nw in (4, 8, 16, 32):
-                    if not 4 <= triton_next_pow2(x.shape[1]) // (32 * nw) <= 64:
+                    if not 4 <= triton.next_power_of_2(x.shape[1]) // (32 * nw) <= 64:
                         continue
                     for st in (1, 2, 3):
                         for per_sm in (0, 1, 2):

@@ -40,6 +40,7 @@ _workspaces: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
 BLOCK = 4096
 NUM_WARPS = 4
 STAGES = 3
+MAX_PROGRAMS = 4096  # the grid's cap: the last program adds this many partial sums at most
 
 
 @triton.jit
@@ -83,14 +84,14 @@ def _on_gpu(device: torch.device) -> bool:
     return device.type == "cuda" and os.environ.get("TRITON_INTERPRET") != "1"
 
 
-def _workspace(device: torch.device, programs: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _workspace(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """The per-program partial sums (one slot per program, MAX_PROGRAMS at most) and the ticket
+    counter, allocated once per device; the last program resets the counter, so no memset per call."""
     key = (device.type, device.index)
-    ws = _workspaces.get(key)
-    if ws is None or ws[0].numel() < programs:
-        ws = (torch.empty(max(programs, 4096), dtype=torch.float32, device=device),
-              torch.zeros(1, dtype=torch.int32, device=device))
-        _workspaces[key] = ws
-    return ws
+    if key not in _workspaces:
+        _workspaces[key] = (torch.empty(MAX_PROGRAMS, dtype=torch.float32, device=device),
+                            torch.zeros(1, dtype=torch.int32, device=device))
+    return _workspaces[key]
 
 
 _fits: dict[tuple, int] = {}
@@ -120,17 +121,17 @@ def launch(logits: torch.Tensor, target: torch.Tensor, block: int, warps: int, s
     target = target.contiguous()
     block = min(block, max(triton.next_power_of_2(v), 16))
     sms = torch.cuda.get_device_properties(dev).multi_processor_count if _on_gpu(dev) else 2
-    partials, ticket = _workspace(dev, 4096)
+    partials, ticket = _workspace(dev)
 
     def compile_kernel():
         return _xent_mean.warmup(logits, target, partials, ticket, loss, b, v, logits.stride(0), BLOCK=block,
-                                 P_POW2=4096, STAGES=stages, num_warps=warps, num_stages=1,
+                                 P_POW2=MAX_PROGRAMS, STAGES=stages, num_warps=warps, num_stages=1,
                                  grid=(1,))
 
     per_sm = _programs_per_sm((block, warps, stages, dev.index), warps, compile_kernel) if _on_gpu(dev) else 2
-    programs = max(1, min(per_sm * sms, b, 4096))
+    programs = max(1, min(per_sm * sms, b, MAX_PROGRAMS))
     _xent_mean[(programs,)](logits, target, partials, ticket, loss, b, v, logits.stride(0), BLOCK=block,
-                            P_POW2=4096, STAGES=stages, num_warps=warps, num_stages=1)
+                            P_POW2=MAX_PROGRAMS, STAGES=stages, num_warps=warps, num_stages=1)
     return loss
 
 
