@@ -1,6 +1,6 @@
 """Tuning sweeps and bandwidth ceilings for the family-1 experts, on one GPU.
 
-    python3 benchmarks/family1_tune.py [--only scan,hist,copy,xent,rows,rows_cluster] [--reps 20]
+    python3 benchmarks/family1_tune.py [--only scan,hist,copy,xent,rows,rows_cluster,rowdep] [--reps 20]
 
 Prints tables (CUDA events, median of ``--reps`` timed calls after warm-up, L2 flushed
 before each call by writing a 256 MB buffer):
@@ -17,6 +17,11 @@ before each call by writing a 256 MB buffer):
 * ``rows`` / ``rows_cluster``: the softmax and layernorm experts against the persistent pipelined
   prototype (benchmarks/rows_persistent.py) and, with ``rows_cluster``, the cluster-split CUDA one
   (benchmarks/row_cluster.cu), beside a copy of each workload's bytes.
+* ``rowdep``: the softmax and layernorm experts beside the two structural ceilings of
+  benchmarks/rows_ceiling.py (one program per row holding the row in registers: stored back
+  unchanged, or centred after a reduction over the row) and a copy of the same bytes, on the
+  workloads whose rows fit in registers (N <= 32768). The "ok" column is not a check here: the
+  ceilings compute something else on purpose.
 * ``copy``: the bandwidth a plain device copy reaches at each memory-bound workload's own bytes
   (read the input bytes once, write the output bytes once) - the ceiling an elementwise-class
   kernel of that size can reach on this GPU, to set the "fraction of HBM bandwidth" of the
@@ -275,6 +280,32 @@ def rows_table(tasks, reps: int, cluster: bool) -> None:
             del inputs, x, src, dst
 
 
+def rowdep_table(tasks, reps: int) -> None:
+    """The softmax / layernorm experts beside the two structural ceilings of benchmarks/rows_ceiling.py
+    (whole row in registers: copied back, or centred after a row reduction) and a device copy."""
+    ceiling = _load(REPO / "benchmarks/rows_ceiling.py", "rows_ceiling")
+    print("\n== rowdep: one program per row, row held in registers (GB/s from bytes_moved)")
+    print(f"{'workload':28s} {'variant':34s} {'ms':>9s} {'GB/s':>7s} ok")
+    for tid in ("softmax", "layernorm"):
+        task = tasks[tid]
+        ref = load_reference(task)
+        expert = _load(REPO / f"tasks/{tid}/expert/submission.py", f"{tid}_expert_rowdep")
+        for w in [w for w in task.workloads if not w.smoke and w.params["N"] <= 32768]:
+            inputs = ref.make_inputs(w, w.seeds[0], "cuda")
+            x = inputs[0]
+            y = torch.empty_like(x)
+            nbytes = ref.bytes_moved(dict(w.params))
+            src = torch.empty(max(int(nbytes) // 2, 16) // 16 * 16, dtype=torch.uint8, device="cuda")
+            dst = torch.empty_like(src)
+            table = [("expert", lambda: expert.run(*inputs)), ("copy of the same bytes", lambda: dst.copy_(src))]
+            for kind in ("row_copy", "row_center"):
+                for nw in (4, 8, 16, 32):
+                    if x.shape[1] // (32 * nw) <= 128:  # at most 128 elements held per thread
+                        table.append((f"{kind} w{nw}", lambda k=kind, nw=nw: ceiling.run(k, x, y, nw)))
+            _rows(f"{tid}/{w.name}", table, reps, nbytes, lambda out: True)
+            del inputs, x, y, src, dst
+
+
 def copy_table(tasks, reps: int) -> None:
     print("\n== copy: a device copy of each workload's minimum bytes (half read, half written where the task writes as much as it reads)")
     print(f"{'task':18s} {'workload':28s} {'MB':>8s} {'copy ms':>9s} {'copy GB/s':>9s}")
@@ -295,7 +326,7 @@ def copy_table(tasks, reps: int) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="scan,hist,copy", help="comma-separated tables: scan, hist, copy, xent, rows, rows_cluster")
+    ap.add_argument("--only", default="scan,hist,copy", help="comma-separated tables: scan, hist, copy, xent, rows, rows_cluster, rowdep")
     ap.add_argument("--reps", type=int, default=20, help="timed calls per row (median)")
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -308,6 +339,8 @@ def main() -> int:
         hist_table(tasks, args.reps)
     if "copy" in only:
         copy_table(tasks, args.reps)
+    if "rowdep" in only:
+        rowdep_table(tasks, args.reps)
     if "xent" in only:
         xent_table(tasks, args.reps)
     if "rows" in only or "rows_cluster" in only:

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Profile the family-1 (memory-bound) tasks on one H200, in one command, from the repository root:
-#     OUT=/some/dir bash benchmarks/family1_h200.sh
+# Profile a task family on one H200, in one command, from the repository root:
+#     OUT=/some/dir [FAMILY=1|2] bash benchmarks/family_h200.sh
 # What it runs: d2k-profile over tasks/<id> (the expert, with the reference timed beside it),
 # corpus/<id> (every corpus kernel) and tests/adversarial/task_cases/<id> (the task's adversarial
 # cases, expected statuses in tests/adversarial/task_cases/expected.toml) of each task, on every
 # timed workload and seed, plus
 # --self-check (the reference against itself: the noise floor), all in ONE d2k-profile command
-# whose wall time is the family's profiling time. Then benchmarks/family1_summary.py prints, per
+# whose wall time is the family's profiling time. Then benchmarks/family_summary.py prints, per
 # task x workload x submission: status, median ms, speedup vs the reference and vs the expert, the
-# achieved GB/s from reference.py's minimum-traffic bytes_moved, and that as a fraction of the
-# H200's measured ~4.3 TB/s copy bandwidth (PEAK_GBPS), with the experts' fractions at the end.
+# achieved GB/s from reference.py's minimum-traffic bytes_moved as a fraction of the H200's
+# measured ~4.3 TB/s copy bandwidth (PEAK_GBPS), the achieved TFLOP/s from reference.py's flops as
+# a fraction of the measured tensor-core peak of the operand type (PEAK_TFLOPS), and the experts'
+# roofline fractions (the larger of the two) at the end.
 # Settings (environment):
-#   TASKS     task ids (default: the family-1 tasks that exist here: rmsnorm_residual swiglu
-#             reduce_sum transpose cross_entropy rope prefix_scan histogram)
+#   FAMILY    1 (default): the memory-bound tasks rmsnorm_residual swiglu reduce_sum transpose
+#             cross_entropy rope prefix_scan histogram; 2: the GEMM variants and convolution
+#             gemm_splitk_skinny grouped_gemm_moe fp8_gemm_blockscale w4a16_gemm conv2d_nhwc
+#   TASKS     task ids (default: the tasks of FAMILY that exist here)
 #   BUDGET    d2k-profile --budget, timing seconds per workload (default 0.5: the family then runs
 #             in ~3-5 minutes; the pilot run took 366 s for 92 records at 1.0)
 #   DEADLINE  seconds for the whole d2k-profile command (default 480, under a 10-minute limit)
@@ -28,25 +32,30 @@
 # console.log (everything printed), raw.tgz (results.jsonl, summary.csv, environment.json, logs).
 set -u
 export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH} TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/d2k-family1-out}
-WORK=${WORK:-/tmp/d2k-family1-work}
+OUT=${OUT:-/tmp/d2k-family-out}
+WORK=${WORK:-/tmp/d2k-family-work}
 BUDGET=${BUDGET:-0.5}
 DEADLINE=${DEADLINE:-480}
 PEAK_GBPS=${PEAK_GBPS:-4300}
-FAMILY="rmsnorm_residual swiglu reduce_sum transpose cross_entropy rope prefix_scan histogram"
+PEAK_TFLOPS=${PEAK_TFLOPS:-bf16=790,fp8=1411}
+case "${FAMILY:-1}" in
+  1) MEMBERS="rmsnorm_residual swiglu reduce_sum transpose cross_entropy rope prefix_scan histogram" ;;
+  2) MEMBERS="gemm_splitk_skinny grouped_gemm_moe fp8_gemm_blockscale w4a16_gemm conv2d_nhwc" ;;
+  *) echo "FAMILY must be 1 or 2, not ${FAMILY}" >&2; exit 2 ;;
+esac
 mkdir -p "$OUT" "$WORK"
 SUM="$OUT/summary.txt"; LOG="$OUT/console.log"
 : > "$SUM"; : > "$LOG"
 note() { echo "$*" | tee -a "$SUM"; }
 
 paths=(); names=()
-for t in ${TASKS:-$FAMILY}; do
+for t in ${TASKS:-$MEMBERS}; do
   [ -f "tasks/$t/task.toml" ] || { [ -n "${TASKS:-}" ] && note "task $t: no tasks/$t/task.toml, left out"; continue; }
   paths+=("tasks/$t"); names+=("$t")
   [ -d "corpus/$t" ] && paths+=("corpus/$t")
   [ -d "tests/adversarial/task_cases/$t" ] && paths+=("tests/adversarial/task_cases/$t")
 done
-if [ ${#paths[@]} -eq 0 ]; then note "no family-1 task folder found under tasks/"; exit 2; fi
+if [ ${#paths[@]} -eq 0 ]; then note "no task folder of family ${FAMILY:-1} found under tasks/"; exit 2; fi
 
 extra=(--budget "$BUDGET" --jobs "$(nproc 2>/dev/null || echo 4)")
 [ "${SMOKE:-0}" = 1 ] && extra=(--smoke --cpu --jobs 2)
@@ -56,22 +65,22 @@ extra=(--budget "$BUDGET" --jobs "$(nproc 2>/dev/null || echo 4)")
   python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)"
   echo "nvcc: $(nvcc --version 2>/dev/null | tail -1)"
   echo "tasks: ${names[*]}"
-  echo "command: d2k-profile ${paths[*]} --self-check ${extra[*]} --out \$WORK/family1"
+  echo "command: d2k-profile ${paths[*]} --self-check ${extra[*]} --out \$WORK/run"
 } >> "$SUM" 2>&1
 
 summarise() {  # rc and wall time from the run's own files, then the table and the raw files
   rc=$(cat "$WORK/rc"); wall=$(python3 -c "print(f'{$(cat "$WORK/t1")-$(cat "$WORK/t0"):.1f}')")
   note "== d2k-profile rc=$rc wall $wall s (one command: ${#names[@]} tasks, experts, corpus, reference self-checks)"
   [ "$rc" -eq 124 ] && note "   (stopped at the ${DEADLINE} s deadline: the records finished so far are kept; rerun with --resume semantics or a smaller BUDGET)"
-  if [ -f "$WORK/family1/results.jsonl" ]; then
-    python3 benchmarks/family1_summary.py "$WORK/family1/results.jsonl" --peak-gbps "$PEAK_GBPS" >> "$SUM" 2>> "$LOG" \
+  if [ -f "$WORK/run/results.jsonl" ]; then
+    python3 benchmarks/family_summary.py "$WORK/run/results.jsonl" --peak-gbps "$PEAK_GBPS" --peak-tflops "$PEAK_TFLOPS" >> "$SUM" 2>> "$LOG" \
       || note "summary failed (see console.log)"
   else
     note "no results.jsonl (see console.log)"
   fi
   cp "$WORK/console.log" "$LOG" 2>/dev/null
-  tail -n 25 "$LOG" > "$WORK/family1/console_tail.txt" 2>/dev/null
-  (cd "$WORK" && tar czf "$OUT/raw.tgz" --exclude='*/build/*' family1 2>/dev/null)
+  tail -n 25 "$LOG" > "$WORK/run/console_tail.txt" 2>/dev/null
+  (cd "$WORK" && tar czf "$OUT/raw.tgz" --exclude='*/build/*' run 2>/dev/null)
   cat "$SUM"
   exit "$rc"
 }
@@ -80,7 +89,7 @@ wait_for_run() {  # until the run wrote its rc, or $1 seconds; progress every mi
   local until=$(( $(date +%s) + $1 ))
   while [ ! -f "$WORK/rc" ] && [ "$(date +%s)" -lt "$until" ]; do
     sleep 10
-    [ $(( $(date +%s) % 60 )) -lt 10 ] && echo "$(date +%T) records so far: $(wc -l < "$WORK/family1/results.jsonl" 2>/dev/null || echo 0)"
+    [ $(( $(date +%s) % 60 )) -lt 10 ] && echo "$(date +%T) records so far: $(wc -l < "$WORK/run/results.jsonl" 2>/dev/null || echo 0)"
   done
   [ -f "$WORK/rc" ]
 }
@@ -89,12 +98,12 @@ PHASE=${PHASE:-all}
 if [ "$PHASE" = wait ]; then
   [ -f "$WORK/t0" ] || { note "PHASE=wait: no run was started in $WORK"; exit 2; }
   wait_for_run "${WAIT:-540}" && summarise
-  note "still running after this call's wait: $(wc -l < "$WORK/family1/results.jsonl" 2>/dev/null || echo 0) records; call PHASE=wait again"
+  note "still running after this call's wait: $(wc -l < "$WORK/run/results.jsonl" 2>/dev/null || echo 0) records; call PHASE=wait again"
   cp "$WORK/console.log" "$LOG" 2>/dev/null; exit 3
 fi
 
-rm -rf "$WORK/family1" "$WORK/rc" "$WORK/t1"
-cmd=(timeout -k 10 "$DEADLINE" python3 -m d2k_profile.cli "${paths[@]}" --self-check "${extra[@]}" --out "$WORK/family1")
+rm -rf "$WORK/run" "$WORK/rc" "$WORK/t1"
+cmd=(timeout -k 10 "$DEADLINE" python3 -m d2k_profile.cli "${paths[@]}" --self-check "${extra[@]}" --out "$WORK/run")
 if [ "$PHASE" = start ]; then
   # a copy of the tree: the device tool refreshes the checkout before the next call
   rm -rf "$WORK/repo"; mkdir -p "$WORK/repo"; cp -a . "$WORK/repo/"
