@@ -280,9 +280,41 @@ def rows_table(tasks, reps: int, cluster: bool) -> None:
             del inputs, x, src, dst
 
 
+_L2_BIND = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+int softmax_l2_launch(const float*, float*, long, int, int, int, int, cudaStream_t);
+void softmax_l2(torch::Tensor x, torch::Tensor y, int64_t split, int64_t threads, int64_t smem) {
+    int rc = softmax_l2_launch(x.data_ptr<float>(), y.data_ptr<float>(), x.size(0), (int)x.size(1), (int)split,
+                               (int)threads, (int)smem, at::cuda::getCurrentCUDAStream());
+    TORCH_CHECK(rc == 0, "softmax_l2 launch failed: ", rc < 0 ? "shape" : cudaGetErrorString((cudaError_t)rc));
+}
+"""
+
+
+def _softmax_l2_rows(x: torch.Tensor) -> list:
+    """benchmarks/row_l2.cu (two-pass fp32 softmax, second read from L2) at each (cluster split,
+    threads, CTAs per SM through the dynamic shared memory asked for)."""
+    from torch.utils.cpp_extension import load_inline
+
+    mod = load_inline(name="softmax_l2_proto", cpp_sources=_L2_BIND, cuda_sources=(REPO / "benchmarks/row_l2.cu").read_text(),
+                      functions=["softmax_l2"], extra_cuda_cflags=["-O3", "-gencode=arch=compute_90a,code=sm_90a"])
+    y = torch.empty_like(x)
+    table = []
+    for split in (2, 4, 8, 16):
+        for threads in (256, 512, 1024):
+            for per_sm, smem in ((1, 160 << 10), (2, 100 << 10), (4, 50 << 10), (0, 0)):
+                def call(split=split, threads=threads, smem=smem):
+                    mod.softmax_l2(x, y, split, threads, smem)
+                    return y
+                table.append((f"l2 split{split} t{threads} {per_sm or 'max'}/SM", call))
+    return table
+
+
 def rowdep_table(tasks, reps: int) -> None:
     """The softmax / layernorm experts beside the two structural ceilings of benchmarks/rows_ceiling.py
-    (whole row in registers: copied back, or centred after a row reduction) and a device copy."""
+    (whole row in registers: copied back, or centred after a row reduction) and a device copy; for
+    the fp32 softmax rows (too long for registers), the L2 re-read prototype benchmarks/row_l2.cu."""
     ceiling = _load(REPO / "benchmarks/rows_ceiling.py", "rows_ceiling")
     print("\n== rowdep: one program per row, row held in registers (GB/s from bytes_moved)")
     print(f"{'workload':28s} {'variant':34s} {'ms':>9s} {'GB/s':>7s} ok")
@@ -304,6 +336,16 @@ def rowdep_table(tasks, reps: int) -> None:
                         table.append((f"{kind} w{nw}", lambda k=kind, nw=nw: ceiling.run(k, x, y, nw)))
             _rows(f"{tid}/{w.name}", table, reps, nbytes, lambda out: True)
             del inputs, x, y, src, dst
+    task = tasks["softmax"]
+    ref = load_reference(task)
+    for w in [w for w in task.workloads if w.params.get("dtype") == "float32" and not w.smoke]:
+        x = ref.make_inputs(w, w.seeds[0], "cuda")[0]
+        want = torch.softmax(x, -1)
+        tol = task.tolerance["float32"]
+        expert = _load(REPO / "tasks/softmax/expert/submission.py", "softmax_expert_l2")
+        _rows(f"softmax/{w.name}", [("expert", lambda: expert.run(x))] + _softmax_l2_rows(x), reps,
+              ref.bytes_moved(dict(w.params)), lambda out: _close(out, want, tol))
+        del x, want
 
 
 def copy_table(tasks, reps: int) -> None:
