@@ -29,6 +29,9 @@ from .native import NativeBuildError
 from .procs import REGISTRY
 from .results import Record, ResultStore, load_records
 from .runner import RunOptions, Runner, UsageError, plan
+from .backends import BACKENDS
+from .store import UnitStore
+from .units import UnitKeys
 
 EPILOG = """examples:
   d2k-profile tasks/softmax                      profile the softmax expert (with the reference)
@@ -72,6 +75,17 @@ def positive(kind: type):
     return parse
 
 
+def nonnegative_int(text: str) -> int:
+    """An argparse type: a whole number >= 0 (a count of retries)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -85,8 +99,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--task", help="task id (or task folder) for submissions outside tasks/, corpus/<task>/ and runs/<run>/<task>/")
     p.add_argument("--workloads", nargs="+", metavar="NAME", help="only these workloads (default: all timed workloads)")
     p.add_argument("--out", default="d2k-profile-out", type=Path, help="output folder (default: %(default)s)")
-    p.add_argument("--resume", action="store_true", help="continue OUT/results.jsonl, skipping finished pairs")
-    p.add_argument("--gpus", default="0", help="comma-separated GPU indices to spread submissions over (default: %(default)s)")
+    p.add_argument("--resume", action="store_true", help="continue OUT/results.jsonl, skipping finished pairs (and taking those in the unit store from it)")
+    p.add_argument("--gpus", default="0", help="comma-separated GPU indices to spread submissions over, one timing judge per GPU at a time (default: %(default)s)")
+    p.add_argument("--store", type=Path, default=None, metavar="DIR",
+                   help="content-addressed unit store shared by runs: a unit (same code, task, workload, settings, device model "
+                        "and toolchain) already in it is not run again (default: OUT/store, read only under --resume)")
+    p.add_argument("--backend", choices=BACKENDS, default="local",
+                   help="where judges run: local (one per GPU of --gpus on this machine) or ray (a Ray task per submission, "
+                        "one whole GPU each; needs pip install 'd2k-bench[ray]') (default: %(default)s)")
+    p.add_argument("--ray-address", default=None, metavar="ADDR",
+                   help="with --backend ray: 'auto' or a cluster address (default: start a Ray instance on this machine)")
+    p.add_argument("--health-every", type=nonnegative_int, default=10, metavar="N",
+                   help="run the GPU health check before a GPU's first submission, after a lost judge on it, and every N "
+                        "submissions; a GPU failing it 3 times in a row leaves the pool (0: no checks) (default: %(default)s)")
+    p.add_argument("--retries", type=nonnegative_int, default=1,
+                   help="re-runs on another GPU of a workload whose judge process was lost; a failure of the submission is never retried (default: %(default)s)")
     p.add_argument("--mode", choices=("eager", "graph"), default="eager", help="eager per-call timing, or CUDA-graph replay for very short kernels")
     p.add_argument("--smoke", action="store_true", help="only the tiny smoke workload")
     p.add_argument("--self-check", action="store_true", help="also time each task's reference against itself (noise floor)")
@@ -190,19 +217,21 @@ def main(argv: list[str] | None = None) -> int:
             limits=Limits(build_timeout_s=args.build_timeout, workload_timeout_s=args.timeout),
             timing={"budget_s": args.budget, "target_rse": args.target_rse, "kernel_trace": not args.no_kernel_trace,
                     "flush_mode": FLUSH_MODES[args.flush]},
-            prebuild=not args.no_prebuild, sandbox=not args.no_sandbox,
+            prebuild=not args.no_prebuild, sandbox=not args.no_sandbox, store=args.store, retries=args.retries,
+            backend=args.backend, ray_address=args.ray_address, health_every=args.health_every,
         )
         outputs.check_folder(args.out, OUTPUT_FILES, force=args.force, inputs=submission_files(subs))
         args.out.mkdir(parents=True, exist_ok=True)
         lock.acquire()
         store = ResultStore(args.out / "results.jsonl", resume=args.resume)
-        jobs, skipped = plan(subs, opts, gpu, store)
+        units, keys = UnitStore(opts.store_root), opts.unit_keys(gpu)
+        jobs, skipped = plan(subs, opts, gpu, store, units if opts.store_readable else None, keys)
     except (DiscoveryError, UsageError, FileExistsError, SpecError, LocationError, LockHeld, tomllib.TOMLDecodeError, OSError) as exc:
         lock.release()
         print(f"d2k-profile: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     try:
-        return _run(args, opts, store, jobs, skipped, subs, specs, gpu)
+        return _run(args, opts, store, jobs, skipped, subs, specs, gpu, units, keys)
     except KeyboardInterrupt:
         killed = REGISTRY.kill_all()
         n = len(load_records(store.path))
@@ -218,15 +247,15 @@ def main(argv: list[str] | None = None) -> int:
         lock.release()
 
 
-def _run(args, opts: RunOptions, store: ResultStore, jobs, skipped: int, subs, specs, gpu: bool) -> int:
+def _run(args, opts: RunOptions, store: ResultStore, jobs, skipped: int, subs, specs, gpu: bool, units: UnitStore, keys: UnitKeys) -> int:
     if not gpu:
         print("d2k-profile: no GPU: checking correctness on the smoke workloads only; timing needs a GPU. "
               "CUDA C++ submissions are compile-checked when nvcc is present, then skipped.", flush=True)
     total = sum(len(j.workloads) for j in jobs)
-    print(f"d2k-profile: {plural(len(subs), 'submission')}, {plural(total, 'pair')} to run" + (f", {skipped} already done (--resume)" if skipped else ""),
+    print(f"d2k-profile: {plural(len(subs), 'submission')}, {plural(total, 'pair')} to run" + (f", {skipped} already done (--resume / the unit store)" if skipped else ""),
           flush=True)
     with Progress(total) as progress:
-        runner = Runner(opts, store, gpu, progress.update)
+        runner = Runner(opts, store, gpu, progress.update, units, keys)
         try:
             runner.run(jobs)
         finally:

@@ -44,6 +44,12 @@ def _smi(query: str, target: str | None) -> list[str] | None:
     return [x.strip() for x in out.output.strip().splitlines()[0].split(",")]
 
 
+def smi_value(query: str, target: str | None) -> str | None:
+    """One nvidia-smi field of GPU ``target`` (index or UUID); None without nvidia-smi or that GPU."""
+    values = _smi(query, target)
+    return values[0] if values else None
+
+
 def clocks(gpu_uuid: str | None) -> dict[str, str]:
     """SM/memory clocks, temperature, power and throttle reasons now (empty without nvidia-smi)."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip() or None

@@ -23,7 +23,7 @@ from typing import Callable
 from . import protocol
 from .pipes import LineReader, PipeClosed, PipeTimeout
 from .procs import REGISTRY, kill_group, kill_session
-from .results import Outcome, Status
+from .results import JUDGE_LOST, Outcome, Status
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MARGIN_S = 60.0  # the parent waits this much longer than the judge's own limits
@@ -131,10 +131,10 @@ def run_judge(job: protocol.JudgeJob, env: dict[str, str], log: Path, limits: Li
                     reason = _death_reason(rc, log)
                     if not built:
                         finish_all(Outcome(status=Status.RUNTIME_ERROR, reason="the judge died while the submission was being built: " + reason,
-                                           error_kind="harness"))
+                                           error_kind=JUDGE_LOST))
                         break
                     name = current or remaining[0]
-                    on_result(name, Outcome(status=Status.RUNTIME_ERROR, reason=reason, error_kind="harness", wall_s=time.monotonic() - started))
+                    on_result(name, Outcome(status=Status.RUNTIME_ERROR, reason=reason, error_kind=JUDGE_LOST, wall_s=time.monotonic() - started))
                     remaining.remove(name)
                     deaths += 1
                     break

@@ -85,6 +85,12 @@ class Outcome:
     wall_s: float = 0.0
 
 
+# The error kind of a workload whose trusted judge process died under it (killed from outside,
+# the node lost): an infrastructure failure, retried elsewhere and never stored as the unit's result.
+JUDGE_LOST = "judge_lost"
+# The error kind of a workload left unrun because every GPU of the pool failed its health checks.
+NO_DEVICE = "no_device"
+
 IDENTITY = ("task", "submission", "path", "role", "workload", "mode", "source_hash")
 
 

@@ -1,11 +1,14 @@
 """A profiling run: which (submission, workload) pairs to do, in which judges, into which file.
 
 The parent process never imports a submission (nor, on a GPU, initialises CUDA). It plans the
-pairs (skipping those already in the results file under ``--resume``), builds the native call
-loop once for the machine, optionally pre-builds submissions in parallel (compilation is the slow
-part of a corpus run and needs no GPU time), compile-checks CUDA submissions with nvcc on a
-machine without a GPU, then hands each submission to a judge on a free GPU (or CPU slot) and
-appends each record the moment it arrives.
+pairs (skipping those already in the results file under ``--resume``, and taking those the unit
+store already holds from it), builds the native call loop once for the machine, optionally
+pre-builds submissions in parallel (compilation is the slow part of a corpus run and needs no GPU
+time), compile-checks CUDA submissions with nvcc on a machine without a GPU, then hands each
+submission to a judge on a free GPU (or CPU slot), one judge per GPU at a time, and stores each
+result the moment it arrives: first in the unit store (:mod:`.store`), then as a line of
+``results.jsonl``. A workload whose judge was lost (:func:`.units.is_infrastructure`) is not
+stored: it goes back to the queue for another GPU, up to ``retries`` times.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import queue
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -24,10 +27,12 @@ from typing import Callable
 
 from d2k_spec.task import Task, load_task
 
-from . import compilecheck, environment, native, probe, protocol
+from . import compilecheck, environment, health, native, probe, protocol
 from .discovery import Submission
 from .isolation import Limits, build_only, run_judge
-from .results import Outcome, Record, ResultStore, Status, record_key
+from .results import NO_DEVICE, Outcome, Record, ResultStore, Status, record_key
+from .store import UnitStore
+from .units import UnitKeys, is_infrastructure
 
 
 @dataclass
@@ -43,6 +48,29 @@ class RunOptions:
     timing: dict = field(default_factory=dict)
     prebuild: bool = True
     sandbox: bool = True
+    # the unit store: None is OUT/store, read only under --resume; a folder given explicitly is
+    # read on every run (a store shared by runs and nodes: units finished anywhere are not re-run)
+    store: Path | None = None
+    retries: int = 1  # re-runs of a workload whose judge was lost (never of a task failure)
+    backend: str = "local"  # local | ray (d2k_profile.backends)
+    health_every: int = 10  # units between a GPU slot's health checks (0: no checks)
+    ray_address: str | None = None  # ray: "auto", an address, or None for a local Ray instance
+
+    @property
+    def store_root(self) -> Path:
+        return Path(self.store) if self.store is not None else Path(self.out) / "store"
+
+    @property
+    def store_readable(self) -> bool:
+        return self.resume or self.store is not None
+
+    def slots(self, has_gpu: bool) -> list[str | None]:
+        """Where judges run: one per GPU of ``gpus``, or ``jobs`` CPU slots without a GPU."""
+        return list(self.gpus) if has_gpu else [None] * max(1, self.jobs)
+
+    def unit_keys(self, has_gpu: bool) -> UnitKeys:
+        return UnitKeys(self.mode if has_gpu else "cpu", self.timing, dataclasses.asdict(self.limits), self.sandbox,
+                        self.slots(has_gpu), has_gpu)
 
 
 @dataclass
@@ -51,6 +79,8 @@ class Job:
     task: Task
     workloads: list[str]
     source_hash: str
+    attempt: int = 0  # 0 on the first run; n after n judges were lost under these workloads
+    avoid: frozenset = frozenset()  # GPU slots whose judge was lost under it
 
 
 class UsageError(Exception):
@@ -66,8 +96,11 @@ def select_workloads(task: Task, opts: RunOptions, has_gpu: bool) -> list[str]:
     return names
 
 
-def plan(subs: list[Submission], opts: RunOptions, has_gpu: bool, store: ResultStore) -> tuple[list[Job], int]:
-    """Jobs still to do, and how many pairs ``--resume`` skipped."""
+def plan(subs: list[Submission], opts: RunOptions, has_gpu: bool, store: ResultStore,
+         units: UnitStore | None = None, keys: UnitKeys | None = None) -> tuple[list[Job], int]:
+    """Jobs still to do, and how many pairs were not run: already in ``store`` (``--resume``), or
+    found in ``units`` (a unit store that may be read), whose records are then appended to
+    ``store`` from it when missing there."""
     tasks: dict[Path, Task] = {}
     jobs, skipped = [], 0
     mode = opts.mode if has_gpu else "cpu"
@@ -82,11 +115,24 @@ def plan(subs: list[Submission], opts: RunOptions, has_gpu: bool, store: ResultS
         for name in select_workloads(task, opts, has_gpu):
             if record_key(task.id, str(sub.path), name, mode, h) in store.done:
                 skipped += 1
+            elif units is not None and keys is not None and (found := _stored(units, keys, task, sub, h, name)):
+                unit, outcome = found
+                store.append(make_record(Job(sub, task, [name], h), name, mode, outcome, unit.device_model))
+                skipped += 1
             else:
                 todo.append(name)
         if todo:
             jobs.append(Job(sub, task, todo, h))
     return jobs, skipped
+
+
+def _stored(units: UnitStore, keys: UnitKeys, task: Task, sub: Submission, h: str, workload: str):
+    """(unit, outcome) of the first device model of the run whose unit the store holds, or None."""
+    for unit in keys.candidates(task, sub.role, h, workload):
+        outcome = units.get(unit)
+        if outcome is not None:
+            return unit, outcome
+    return None
 
 
 def make_record(job: Job, workload: str, mode: str, outcome: Outcome, device: str) -> Record:
@@ -108,8 +154,15 @@ def build_dir(out: Path, task_id: str, name: str, h: str) -> Path:
 class Runner:
     """Runs the planned jobs; ``on_record`` is called (under a lock) after each append."""
 
-    def __init__(self, opts: RunOptions, store: ResultStore, has_gpu: bool, on_record: Callable[[Record], None]):
+    def __init__(self, opts: RunOptions, store: ResultStore, has_gpu: bool, on_record: Callable[[Record], None],
+                 units: UnitStore | None = None, keys: UnitKeys | None = None):
         self.opts, self.store, self.has_gpu, self.on_record = opts, store, has_gpu, on_record
+        self.units = units if units is not None else UnitStore(opts.store_root)
+        self.keys = keys if keys is not None else opts.unit_keys(has_gpu)
+        self.retry: list[Job] = []  # lost-judge workloads waiting for another GPU (under the lock)
+        self.health = health.SlotHealth(every=max(1, opts.health_every))
+        self.health_check = health.check if (has_gpu and opts.health_every > 0) else None
+        self.say = lambda text: print(text, file=sys.stderr, flush=True)
         self.mode = opts.mode if has_gpu else "cpu"
         self.lock = threading.Lock()
         self.env_info: dict = {}
@@ -148,9 +201,19 @@ class Runner:
         only once it has finished), else any judge's, else "cuda"/"cpu"."""
         return (judge_info or {}).get("name") or self.env_info.get("name") or ("cuda" if self.has_gpu else "cpu")
 
-    def emit(self, job: Job, workload: str, outcome: Outcome, judge_info: dict | None = None) -> None:
-        rec = make_record(job, workload, self.mode, outcome, self.device_label(judge_info))
+    def emit(self, job: Job, workload: str, outcome: Outcome, judge_info: dict | None = None, slot: str | None = None) -> None:
+        """Store one workload's outcome: in the unit store, then in results.jsonl. A lost judge's
+        workload is held back for a retry on another GPU while ``retries`` allow."""
         with self.lock:
+            if is_infrastructure(outcome):
+                self.health.lost_judge(slot)
+            if is_infrastructure(outcome) and outcome.error_kind != NO_DEVICE and job.attempt < self.opts.retries:
+                avoid = job.avoid | {slot} if len(set(self.opts.slots(self.has_gpu))) > 1 else job.avoid
+                self.retry.append(dataclasses.replace(job, workloads=[workload], attempt=job.attempt + 1, avoid=frozenset(avoid)))
+                return
+            rec = make_record(job, workload, self.mode, outcome, self.device_label(judge_info))
+            if not is_infrastructure(outcome):  # a lost judge says nothing of the unit: never stored
+                self.units.put(self.keys.unit(job.task, job.sub.role, job.source_hash, workload, slot), outcome)
             self.store.append(rec)
             self.on_record(rec)
 
@@ -181,7 +244,7 @@ class Runner:
         log = self.opts.out / "logs" / job.task.id / f"{job.sub.name}.log"
         t0 = time.time()
         info: dict = {}
-        run_judge(spec, env, log, self.opts.limits, lambda name, o: self.emit(job, name, o, info), info)
+        run_judge(spec, env, log, self.opts.limits, lambda name, o: self.emit(job, name, o, info, gpu), info)
         with self.lock:
             self.job_times.append({"task": job.task.id, "submission": job.sub.name, "role": job.sub.role, "started_at": t0,
                                    "finished_at": time.time(), "wall_s": time.time() - t0, "workloads": len(job.workloads)})
@@ -217,34 +280,21 @@ class Runner:
         return [j for i, j in enumerate(jobs) if i not in failed]
 
     def run(self, jobs: list[Job]) -> None:
+        """Compile-check CUDA without a GPU, pre-build where the backend's judges share this
+        machine's build folders, then hand the jobs to the backend."""
+        from .backends import backend_named
+
+        backend = backend_named(self.opts.backend, self.opts)
         todo = self.cpu_cuda(jobs)
-        todo = self.prebuild(todo)
-        slots = self.opts.gpus if self.has_gpu else [None] * max(1, self.opts.jobs)
-        q: queue.Queue[Job] = queue.Queue()
-        for j in todo:
-            q.put(j)
-        errors: list[BaseException] = []
+        if backend.shares_build_folders:
+            todo = self.prebuild(todo)
+        backend.run(self, todo)
 
-        def drain(gpu: str | None) -> None:
-            while True:
-                try:
-                    job = q.get_nowait()
-                except queue.Empty:
-                    return
-                try:
-                    self.run_job(job, gpu)
-                except BaseException as exc:  # noqa: BLE001  (re-raised in the main thread)
-                    errors.append(exc)
-                    return
-
-        threads = [threading.Thread(target=drain, args=(g,), daemon=True) for g in slots]
-        for t in threads:
-            t.start()
-        for t in threads:
-            while t.is_alive():
-                t.join(0.5)  # short joins: Ctrl-C reaches the main thread at once
-        if errors:
-            raise errors[0]
+    def take_retries(self) -> list[Job]:
+        """The jobs whose judge was lost since the last call (emit holds them back)."""
+        with self.lock:
+            out, self.retry = self.retry, []
+        return out
 
     def write_environment(self) -> None:
         sandbox = dict(self.env_info.get("sandbox", {"enforced": {"sandbox": "no sandbox started in this run"}}))
