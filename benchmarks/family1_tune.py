@@ -283,7 +283,7 @@ def rows_table(tasks, reps: int, cluster: bool) -> None:
 _L2_BIND = r"""
 #include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
-int softmax_l2_launch(const float*, float*, long, int, int, int, int, cudaStream_t);
+extern "C" int softmax_l2_launch(const float*, float*, long, int, int, int, int, cudaStream_t);
 void softmax_l2(torch::Tensor x, torch::Tensor y, int64_t split, int64_t threads, int64_t smem) {
     int rc = softmax_l2_launch(x.data_ptr<float>(), y.data_ptr<float>(), x.size(0), (int)x.size(1), (int)split,
                                (int)threads, (int)smem, at::cuda::getCurrentCUDAStream());
