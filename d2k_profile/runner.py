@@ -162,6 +162,7 @@ class Runner:
         self.retry: list[Job] = []  # lost-judge workloads waiting for another GPU (under the lock)
         self.health = health.SlotHealth(every=max(1, opts.health_every))
         self.health_check = health.check if (has_gpu and opts.health_every > 0) else None
+        self.health_log: list[dict] = []  # every check made: slot, ok, ms, reason, time (environment.json)
         self.say = lambda text: print(text, file=sys.stderr, flush=True)
         self.mode = opts.mode if has_gpu else "cpu"
         self.lock = threading.Lock()
@@ -302,7 +303,7 @@ class Runner:
         if self.sandbox_probe is not None:
             sandbox["gpu_probe"] = self.sandbox_probe
         data = {"parent": environment.versions(), "worker": {k: v for k, v in self.env_info.items() if k != "sandbox"},
-                "sandbox": sandbox, "started_at": self.started_at, "jobs": self.job_times,
+                "sandbox": sandbox, "started_at": self.started_at, "jobs": self.job_times, "health_checks": self.health_log,
                 "native": {"path": str(self.native.path) if self.native.path else None, "cuda": self.native.cuda, "note": self.native.note},
                 "mode": self.mode, "timing": self.opts.timing, "limits": dataclasses.asdict(self.opts.limits), "written_at": time.time(),
                 "pid": os.getpid()}

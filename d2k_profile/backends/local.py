@@ -37,6 +37,8 @@ class LocalBackend:
             if runner.health_check is None or not runner.health.due(slot):
                 return True
             h = runner.health.record(slot, runner.health_check(slot))
+            with runner.lock:
+                runner.health_log.append({"slot": slot, "ok": h.ok, "ms": h.ms, "reason": h.reason, "at": time.time()})
             if h.ok:
                 return True
             if runner.health.retired(slot):

@@ -191,6 +191,7 @@ def test_a_gpu_failing_its_health_checks_leaves_the_pool(tmp_path, monkeypatch):
     fake, records, run, checks, said = _health_runner(tmp_path, monkeypatch, [Status.OK] * 8, {"0": [True], "1": [False]})
     assert set(fake.calls) == {"0"}  # every job ran on the healthy GPU
     assert checks.count("1") == 3 and len(said) == 1 and "GPU 1 taken out of the pool" in said[0]
+    assert [(h["slot"], h["ok"]) for h in run.health_log if h["slot"] == "1"] == [("1", False)] * 3  # environment.json's record
     assert {r["status"] for r in records} == {"ok"} and len(records) == 2 * len(load_task(TOY_TASK).workloads)
 
 
