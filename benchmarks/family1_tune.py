@@ -49,7 +49,8 @@ from d2k_spec.task import load_tasks  # noqa: E402
 _flush = None
 
 
-def _load(path: Path, name: str):
+def load_module(path: Path, name: str):
+    """Import the file at ``path`` as module ``name`` (an expert, a reference, a prototype)."""
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -105,7 +106,7 @@ def _scan_variant(cta: int, vec: int):
         folder = REPO / "tasks/prefix_scan/expert"
         src = (folder / "kernel.cu").read_text()
         src = src.replace("#define CTA 512", f"#define CTA {cta}").replace("#define VEC_PER_THREAD 4", f"#define VEC_PER_THREAD {vec}")
-        bind = _load(folder / "submission.py", "scan_cuda_bind")._BIND
+        bind = load_module(folder / "submission.py", "scan_cuda_bind")._BIND
         _variants[(cta, vec)] = load_inline(name=f"scan_variant_{cta}_{vec}", cpp_sources=bind, cuda_sources=src,
                                             functions=["inclusive_scan"], extra_cuda_cflags=["-O3"])
     return _variants[(cta, vec)]
@@ -125,8 +126,8 @@ def _scan_state(mod, x):
 def scan_table(tasks, reps: int) -> None:
     task = tasks["prefix_scan"]
     ref = load_reference(task)
-    expert = _load(REPO / "corpus/prefix_scan/lookback_triton/submission.py", "scan_triton")
-    cuda = _load(REPO / "tasks/prefix_scan/expert/submission.py", "scan_expert")
+    expert = load_module(REPO / "corpus/prefix_scan/lookback_triton/submission.py", "scan_triton")
+    cuda = load_module(REPO / "tasks/prefix_scan/expert/submission.py", "scan_expert")
     tol = task.tolerance["float32"]
     print("\n== scan: prefix_scan (GB/s from bytes_moved; ok = matches torch.cumsum)")
     print(f"{'workload':28s} {'variant':34s} {'ms':>9s} {'GB/s':>7s} ok")
@@ -157,7 +158,7 @@ def scan_table(tasks, reps: int) -> None:
 def hist_table(tasks, reps: int) -> None:
     task = tasks["histogram"]
     ref = load_reference(task)
-    expert = _load(REPO / "tasks/histogram/expert/submission.py", "hist_expert")
+    expert = load_module(REPO / "tasks/histogram/expert/submission.py", "hist_expert")
     defaults = (expert.BLOCKS_PER_SM, expert.COPIES)
     print("\n== hist: histogram (GB/s from bytes_moved; ok = equals torch.bincount)")
     print(f"{'workload':28s} {'variant':34s} {'ms':>9s} {'GB/s':>7s} ok")
@@ -182,9 +183,9 @@ def xent_table(tasks, reps: int) -> None:
 
     task = tasks["cross_entropy"]
     ref = load_reference(task)
-    expert = _load(REPO / "tasks/cross_entropy/expert/submission.py", "xent_expert")
+    expert = load_module(REPO / "tasks/cross_entropy/expert/submission.py", "xent_expert")
     old = REPO / "benchmarks/_old_xent.py"
-    previous = _load(old, "xent_previous") if old.exists() else None
+    previous = load_module(old, "xent_previous") if old.exists() else None
     tol = task.tolerance["float32"]
     print("\n== xent: cross_entropy (GB/s from bytes_moved; ok = within the task's tolerance of F.cross_entropy)")
     print(f"{'workload':28s} {'variant':34s} {'ms':>9s} {'GB/s':>7s} ok")
@@ -232,7 +233,7 @@ def rows_table(tasks, reps: int, cluster: bool) -> None:
     import triton
     from torch.utils.cpp_extension import load_inline
 
-    persistent = _load(REPO / "benchmarks/rows_persistent.py", "rows_persistent")
+    persistent = load_module(REPO / "benchmarks/rows_persistent.py", "rows_persistent")
     mod = load_inline(name="row_cluster_proto", cpp_sources=_ROW_BIND,
                       cuda_sources=(REPO / "benchmarks/row_cluster.cu").read_text(), functions=["row_cluster"],
                       extra_cuda_cflags=["-O3", "-gencode=arch=compute_90a,code=sm_90a"]) if cluster else None
@@ -241,7 +242,7 @@ def rows_table(tasks, reps: int, cluster: bool) -> None:
     for tid, op in (("softmax", 0), ("layernorm", 1)):
         task = tasks[tid]
         ref = load_reference(task)
-        expert = _load(REPO / f"tasks/{tid}/expert/submission.py", f"{tid}_expert")
+        expert = load_module(REPO / f"tasks/{tid}/expert/submission.py", f"{tid}_expert")
         for w in [w for w in task.workloads if not w.smoke]:
             inputs = ref.make_inputs(w, w.seeds[0], "cuda")
             x = inputs[0]
@@ -315,13 +316,13 @@ def rowdep_table(tasks, reps: int) -> None:
     """The softmax / layernorm experts beside the two structural ceilings of benchmarks/rows_ceiling.py
     (whole row in registers: copied back, or centred after a row reduction) and a device copy; for
     the fp32 softmax rows (too long for registers), the L2 re-read prototype benchmarks/row_l2.cu."""
-    ceiling = _load(REPO / "benchmarks/rows_ceiling.py", "rows_ceiling")
+    ceiling = load_module(REPO / "benchmarks/rows_ceiling.py", "rows_ceiling")
     print("\n== rowdep: one program per row, row held in registers (GB/s from bytes_moved)")
     print(f"{'workload':28s} {'variant':34s} {'ms':>9s} {'GB/s':>7s} ok")
     for tid in ("softmax", "layernorm"):
         task = tasks[tid]
         ref = load_reference(task)
-        expert = _load(REPO / f"tasks/{tid}/expert/submission.py", f"{tid}_expert_rowdep")
+        expert = load_module(REPO / f"tasks/{tid}/expert/submission.py", f"{tid}_expert_rowdep")
         for w in [w for w in task.workloads if not w.smoke and w.params["N"] <= 32768]:
             inputs = ref.make_inputs(w, w.seeds[0], "cuda")
             x = inputs[0]
@@ -342,7 +343,7 @@ def rowdep_table(tasks, reps: int) -> None:
         x = ref.make_inputs(w, w.seeds[0], "cuda")[0]
         want = torch.softmax(x, -1)
         tol = task.tolerance["float32"]
-        expert = _load(REPO / "tasks/softmax/expert/submission.py", "softmax_expert_l2")
+        expert = load_module(REPO / "tasks/softmax/expert/submission.py", "softmax_expert_l2")
         _rows(f"softmax/{w.name}", [("expert", lambda: expert.run(x))] + _softmax_l2_rows(x), reps,
               ref.bytes_moved(dict(w.params)), lambda out: _close(out, want, tol))
         del x, want

@@ -18,7 +18,6 @@ SPLIT_K 2-4 (104-208 programs) or 64-wide tiles (100-200) are tried.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
 import tomllib
@@ -29,7 +28,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
-from family1_tune import time_ms  # noqa: E402  (CUDA events, L2 flushed before each call)
+from family1_tune import load_module as _load, time_ms  # noqa: E402  (CUDA events, L2 flushed before each call)
 
 TASK = ROOT / "tasks" / "conv2d_nhwc"
 
@@ -51,13 +50,6 @@ GRID = {
         (64, 64, 64, 8, 1, 4, 4), (128, 64, 64, 8, 2, 4, 4), (64, 64, 64, 8, 2, 4, 4),
     ],
 }
-
-
-def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def main() -> None:

@@ -12,7 +12,6 @@ BLOCK_N must divide 128 (one b_scale per tile per K block). Needs a CUDA GPU.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from family1_tune import time_ms  # noqa: E402  (CUDA events, L2 flushed before each call)
+from family1_tune import load_module as _load, time_ms  # noqa: E402  (CUDA events, L2 flushed before each call)
 from d2k_spec.task import load_task  # noqa: E402
 
 TASK = REPO / "tasks" / "fp8_gemm_blockscale"
@@ -34,13 +33,6 @@ SMALL_GRID = [
     (128, 128, 8, 1, 4, 8), (128, 128, 8, 2, 4, 8), (128, 128, 8, 3, 4, 8), (64, 128, 8, 1, 5, 4),
     (64, 128, 8, 2, 5, 4), (64, 64, 8, 2, 5, 4), (128, 64, 8, 2, 5, 4), (64, 128, 8, 4, 5, 4),
 ]
-
-
-def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def main() -> int:

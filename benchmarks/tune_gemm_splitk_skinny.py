@@ -22,7 +22,6 @@ waves, 512 with a small tail).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -35,7 +34,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from d2k_spec.inputs_check import load_reference  # noqa: E402
 from d2k_spec.task import load_tasks  # noqa: E402
-from family1_tune import time_ms  # noqa: E402  (CUDA events, L2 flushed before each call)
+from family1_tune import load_module as _load, time_ms  # noqa: E402  (CUDA events, L2 flushed before each call)
 
 PEAK_GBS = 4300.0
 TASK = "gemm_splitk_skinny"
@@ -61,13 +60,6 @@ GRID = {
         (64, 64, 4, 8, 4), (64, 256, 4, 3, 4),
     ],
 }
-
-
-def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def main() -> None:

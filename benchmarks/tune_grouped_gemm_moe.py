@@ -19,7 +19,6 @@ Shared memory per stage is (BLOCK_M + BLOCK_N) * BLOCK_K * 2 bytes (227 KB per C
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -29,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from family1_tune import time_ms  # noqa: E402  (CUDA events, L2 flushed before each call)
+from family1_tune import load_module as _load, time_ms  # noqa: E402  (CUDA events, L2 flushed before each call)
 
 from d2k_spec.catalogue import load_catalogue  # noqa: E402
 from d2k_spec.inputs_check import load_reference  # noqa: E402
@@ -48,13 +47,6 @@ SETTINGS = [
     (64, 128, 128, 4, 3, 1),
     (64, 64, 128, 4, 4, 2),
 ]
-
-
-def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _within(got: torch.Tensor, want: torch.Tensor, tol) -> tuple[bool, float]:

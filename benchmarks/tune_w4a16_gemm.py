@@ -12,7 +12,6 @@ The winner per workload is printed at the end (set it in tasks/w4a16_gemm/expert
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -20,16 +19,9 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from family1_tune import time_ms  # noqa: E402  (CUDA events, L2 flushed before each call)
+from family1_tune import load_module as _module, time_ms  # noqa: E402  (CUDA events, L2 flushed before each call)
 
 from d2k_spec.task import load_task  # noqa: E402
-
-
-def _module(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 TASK = ROOT / "tasks" / "w4a16_gemm"

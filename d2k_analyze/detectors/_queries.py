@@ -358,6 +358,17 @@ def block_indexed(keys) -> bool:
     return any(k.startswith(("bid.", "pid.")) for k in keys)
 
 
+def _same_size(bound, dim) -> bool:
+    """Whether a launch argument is the size of a grid dimension: the same value, the value a
+    ``min``/``max`` clamps (``grid = min(sms, rows)`` with a stride of ``sms``). Sharing an atom
+    is not enough: a K step ``BLOCK_K`` and a grid axis ``cdiv(K, BLOCK_K * SPLIT)`` both contain
+    ``BLOCK_K``, and a chunk width from ``x.shape[1]`` and a grid of ``x.shape[0]`` rows both
+    contain ``x``'s shape."""
+    if bound == dim:
+        return True
+    return isinstance(dim, Op) and dim.op in ("min", "max") and any(_same_size(bound, a) for a in dim.args)
+
+
 def grid_sized(keys, f: KernelFacts) -> bool:
     """Whether the atoms ``keys`` include the grid size: ``gridDim``/``tl.num_programs``, or a
     kernel parameter (or constexpr) that a launch binds to a grid dimension."""
@@ -366,7 +377,7 @@ def grid_sized(keys, f: KernelFacts) -> bool:
     for k in keys:
         if k.startswith(("param#", "cexpr#")):
             i = int(k.split("#")[1])
-            if any(i < len(lf.bound) and lf.bound[i] is not None and any(g == lf.bound[i] or atoms(lf.bound[i]) & atoms(g) - {"meta"} for g in lf.grid)
+            if any(i < len(lf.bound) and lf.bound[i] is not None and any(_same_size(lf.bound[i], g) for g in lf.grid)
                    for lf in f.launches):
                 return True
     return False
