@@ -2,7 +2,7 @@ import torch
 import triton
 import triton.language as tl
 
-CFG = dict(BM=128, BN=128)
+TILE_M, TILE_N = 128, 128
 QB = 128
 
 
@@ -34,6 +34,6 @@ def run(a, a_scale, b, b_scale):
     M, K = a.shape
     N = b.shape[0]
     c = torch.empty((M, N), device=a.device, dtype=torch.bfloat16)
-    grid = (triton.cdiv(M, CFG["BM"]), triton.cdiv(N, CFG["BN"]))
-    _blk_gemm[grid](a, a_scale, b, b_scale, c, M, N, K, QB=QB, num_warps=8, **CFG)
+    grid = (triton.cdiv(M, TILE_M), triton.cdiv(N, TILE_N))
+    _blk_gemm[grid](a, a_scale, b, b_scale, c, M, N, K, QB=QB, num_warps=8, BM=TILE_M, BN=TILE_N)
     return c
