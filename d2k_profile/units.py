@@ -97,8 +97,11 @@ class UnitKeys:
     def unit(self, task: Task, role: str, source_hash: str, workload: str, slot: str | None) -> WorkUnit:
         if task.id not in self._task_hashes:
             self._task_hashes[task.id] = task_hash(task)
+        # an outcome decided before any GPU was chosen (a build failure in the pre-build) belongs to
+        # the run's first device model: the one a retry of it would most likely meet
+        model = self.models[slot] if slot in self.models else next(iter(self.models.values()))
         return WorkUnit(source_hash=source_hash, role=role, task_hash=self._task_hashes[task.id], workload=workload,
-                        config_hash=self.config, device_model=self.models[slot], toolchain=self.tools)
+                        config_hash=self.config, device_model=model, toolchain=self.tools)
 
     def candidates(self, task: Task, role: str, source_hash: str, workload: str) -> list[WorkUnit]:
         """The unit on each distinct device model of the run's slots (any of them may serve it)."""

@@ -221,3 +221,17 @@ def test_the_health_probe_runs_here():
 
     h = check(None)
     assert h.ok and h.ms is not None and h.ms > 0, h.reason
+
+
+def test_an_outcome_decided_before_a_gpu_was_chosen_is_stored_under_the_runs_model(tmp_path, monkeypatch):
+    """A pre-build failure on a GPU run is emitted with no slot: it must be stored, not crash the run."""
+    monkeypatch.setattr(runner_mod.native, "prepare", lambda cuda: NativeModule(None, cuda))
+    monkeypatch.setattr(environment, "smi_value", lambda q, t: "NVIDIA H200")
+    opts = runner_mod.RunOptions(out=tmp_path, gpus=["0", "1"], prebuild=False, sandbox=False)
+    store = ResultStore(tmp_path / "results.jsonl", resume=False)
+    run = runner_mod.Runner(opts, store, True, lambda rec: None)
+    subs = discover([str(SUBMISSIONS / "honest_torch")], tmp_path, task=str(TOY_TASK))
+    jobs, _ = runner_mod.plan(subs, opts, True, store)
+    run.emit(jobs[0], jobs[0].workloads[0], Outcome(status=Status.COMPILE_ERROR, reason="x", error_kind="compile"))
+    (stored,) = [json.loads(p.read_text()) for p in run.units.root.rglob("*.json")]
+    assert stored["unit"]["device_model"] == "NVIDIA H200" and stored["outcome"]["status"] == "compile_error"
