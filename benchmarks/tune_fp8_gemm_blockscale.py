@@ -15,7 +15,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import torch
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))

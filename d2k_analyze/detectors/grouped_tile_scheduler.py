@@ -34,7 +34,7 @@ offsets with no tile counts (``cumsum(sizes) <= row``: no ceil-division by a til
 
 from __future__ import annotations
 
-from ..facts.expr import Call, Load, Op, Sym, atoms, subtree_has, walk
+from ..facts.expr import Call, Load, Op, atoms, subtree_has, walk
 from ._base import Rule, absent, present
 
 RULE = Rule("grouped_tile_scheduler")

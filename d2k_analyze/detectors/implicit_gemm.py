@@ -28,7 +28,7 @@ multiply-accumulate of two loads).
 from ..facts import poly as P
 from ..facts.expr import Call, E, Load, Op, atoms, walk
 from ._base import Rule, absent, present
-from ._queries import MMA_CALLS, constant, dots, expand, gemm_loops, loads_in, mac_updates, mma_calls, stores_to, with_enclosing
+from ._queries import MMA_CALLS, constant, dots, expand, gemm_loops, loads_in, mac_updates, mma_calls, with_enclosing
 
 RULE = Rule("implicit_gemm")
 

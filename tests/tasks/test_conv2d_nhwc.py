@@ -77,7 +77,6 @@ def test_honest_kernel_passes_and_wrong_kernels_fail(seed):
     x, w = _inputs(seed)
     ref = REF.reference(x, w)
     n, h, wd, c = x.shape
-    k = w.shape[0]
     assert _ok(_conv_fp32(x, w).to(torch.bfloat16), ref)
     wrong = {
         "zeros": torch.zeros_like(ref),

@@ -6,7 +6,6 @@ is correct under the Triton interpreter on smoke and on the GEMV path."""
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
 import pytest
