@@ -30,6 +30,7 @@ from .adapters import NATIVE
 from .adapters.base import ModelClient
 from .budget import Ledger, Limits
 from .errors import ConfigError, InfraError
+from .evaluation import EvalPool
 from .gpu import GpuPool
 from .layout import RunConfig, RunDir, TaskDir
 from .loop import LoopOutcome, run_loop
@@ -49,7 +50,8 @@ class Unit:
     run: RunDir
     task: Task
     client: ModelClient | None  # None for the command adapter
-    pool: GpuPool
+    pool: GpuPool  # the agents' tool calls
+    evals: EvalPool  # the final evaluations (kept apart from the agents: see evaluation.EvalPool)
     ledger: Ledger
     price: Price | None
     sandbox_mode: str
@@ -170,8 +172,12 @@ def finish(unit: Unit, n: int, ws, outcome: LoopOutcome) -> dict:
     elif not unit.cfg.evaluate:
         ev = {"profile": {"status": "pending"}, "analyze": {"status": "pending"}}
     else:
-        unit.on_event("evaluate", {"task": unit.task.id, "arm": unit.cfg.arm})
-        ev = {"profile": evaluation.profile(unit.run, unit.task, unit.pool, unit.cfg.profile_budget), "analyze": evaluation.analyze(unit.run, unit.task)}
+        if unit.evals.deferred:  # timed after every agent loop has ended (runner.run_queued)
+            profiled = dict(evaluation.QUEUED)
+        else:
+            unit.on_event("evaluate", {"task": unit.task.id, "arm": unit.cfg.arm})
+            profiled = evaluation.profile(unit.run, unit.task, unit.evals, unit.cfg.profile_budget)
+        ev = {"profile": profiled, "analyze": evaluation.analyze(unit.run, unit.task)}
     attempts = [attempt_summary(td, k) for k in td.attempts()]
     all_usage = Usage()
     all_cost: float | None = 0.0

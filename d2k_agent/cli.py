@@ -43,6 +43,12 @@ def duration(text: str) -> float:
 def _machine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=1, help="(arm, task) runs in parallel (default: %(default)s)")
     p.add_argument("--gpus", default="0", help="GPU indices shared by the tool calls, comma-separated (default: %(default)s)")
+    p.add_argument("--eval-gpus", default="", metavar="LIST",
+                   help="GPU indices reserved for the final evaluations; without them (or where they overlap --gpus) the final "
+                        "evaluations wait until every agent loop has ended, so agent load never disturbs their timings")
+    p.add_argument("--eval-backend", choices=["local", "ray"], default="local",
+                   help="local: time final evaluations on this machine's GPUs; ray: through d2k-profile's Ray backend (default: %(default)s)")
+    p.add_argument("--ray-address", default="auto", help="the Ray cluster for --eval-backend ray (default: %(default)s)")
     p.add_argument("--cpu", action="store_true", help="behave as on a machine without a GPU")
     p.add_argument("--work-root", help="where workspaces live while an agent runs (default: $TMPDIR/d2k-agent-work)")
 
@@ -156,7 +162,8 @@ def _dispatch(args) -> int:
         return 0
     if args.cmd == "run":  # cheap checks first: a mistake costs no GPU probe
         runner.arms_of(args.arm)
-    machine = runner.machine_for(args.cpu, args.gpus, args.jobs, args.work_root, getattr(args, "keep_workspace", False))
+    machine = runner.machine_for(args.cpu, args.gpus, args.jobs, args.work_root, getattr(args, "keep_workspace", False),
+                                 args.eval_gpus, args.eval_backend, args.ray_address)
     if args.cmd == "evaluate":
         for run, task, ev in runner.evaluate(args.runs, machine, args.only):
             print(f"{run} {task}: " + ", ".join(f"{k} {v.get('status', v) if isinstance(v, dict) else v}" for k, v in ev.items()))

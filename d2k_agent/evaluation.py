@@ -2,6 +2,12 @@
 workspace, in fresh processes that generate their own inputs. The agent's own test output is
 never used. Results go to ``<run>/.eval/<task>/`` and are assembled into the run's
 ``profile.jsonl`` / ``analyze.jsonl`` (:func:`collect`), each task's records exactly once.
+
+The final timings have a pool of their own (:class:`EvalPool`), so the agents' load (their
+tool calls' benches, compiles and tests) cannot disturb them: GPUs reserved for evaluations
+(``--eval-gpus``), or, where the evaluations would share GPUs with the agents, the evaluations
+wait until every agent loop of the invocation has ended (``deferred``), or d2k-profile's Ray
+backend times them on a cluster (``--eval-backend ray``).
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+from dataclasses import dataclass
 
 from d2k_spec.task import Task
 
@@ -18,17 +25,49 @@ from .layout import RunDir, atomic_write
 from .sandbox import agent_env, prepare_home
 
 PROFILE_TIMEOUT = 4 * 3600
+QUEUED = {"status": "queued", "why": "waits until every agent loop of the invocation has ended (its GPUs are the agents')"}
 _collect_lock = threading.Lock()
 
 
-def profile(run: RunDir, task: Task, pool: GpuPool, budget_s: float | None = None) -> dict:
+@dataclass
+class EvalPool:
+    """Where the final timings run. ``pool`` hands out the local GPUs they time on (for Ray: slots
+    that bound how many d2k-profile processes talk to the cluster at once). ``deferred``: those
+    GPUs are also the agents', so evaluations wait for the agent loops to end (see the module
+    docstring). ``has_gpu`` is whether the timings run on a GPU (a Ray cluster has them even
+    where this machine has none)."""
+
+    pool: GpuPool
+    has_gpu: bool
+    deferred: bool = False
+    backend: str = "local"
+    ray_address: str = "auto"
+
+    def profiler_flags(self) -> list[str]:
+        if self.backend == "ray":
+            return ["--backend", "ray", "--ray-address", self.ray_address]
+        return ["--gpus", "0"]  # the GPU handed out is the only one visible (CUDA_VISIBLE_DEVICES)
+
+
+def eval_pool(agent_gpus: list[str], eval_gpus: list[str] | None, has_gpu: bool, jobs: int,
+              backend: str = "local", ray_address: str = "auto") -> EvalPool:
+    """The evaluations' pool: their own GPUs where ``eval_gpus`` names GPUs no agent uses, else the
+    agents' GPUs after the agents are done."""
+    if backend == "ray":
+        return EvalPool(GpuPool([], False, cpu_slots=jobs), True, deferred=False, backend="ray", ray_address=ray_address)
+    own = bool(eval_gpus) and not set(eval_gpus or []) & set(agent_gpus)
+    gpus = list(eval_gpus) if own else list(agent_gpus)
+    return EvalPool(GpuPool(gpus, has_gpu, cpu_slots=jobs), has_gpu, deferred=not own)
+
+
+def profile(run: RunDir, task: Task, evals: EvalPool, budget_s: float | None = None) -> dict:
     ev = run.eval_dir(task.id)
     out = ev / "profile"
     home = ev / "home"
     prepare_home(home)
-    with pool.acquire() as gpu:
-        argv = harness.profile_argv(run.task(task.id).root, task.path, out, cpu=not pool.has_gpu,
-                                    extra=["--gpus", "0", *(["--budget", str(budget_s)] if budget_s else [])])
+    with evals.pool.acquire() as gpu:  # a local GPU, or (CPU runs, Ray) a slot: None
+        argv = harness.profile_argv(run.task(task.id).root, task.path, out, cpu=not evals.has_gpu,
+                                    extra=[*evals.profiler_flags(), *(["--budget", str(budget_s)] if budget_s else [])])
         env = agent_env(home, {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None)
         res = harness.run_profile(argv, out, env, PROFILE_TIMEOUT)
     shutil.rmtree(home, ignore_errors=True)
@@ -37,7 +76,7 @@ def profile(run: RunDir, task: Task, pool: GpuPool, budget_s: float | None = Non
     mine = [r for r in res.records if r.get("role") == "submission"]
     if not mine:
         return {"status": "failed", "why": f"d2k-profile exit {res.returncode}: " + harness.last_lines(res.output, 5)}
-    return {"status": "done", "gpu": pool.has_gpu, "records": len(mine), "ok": sum(r["status"] == "ok" for r in mine),
+    return {"status": "done", "gpu": evals.has_gpu, "backend": evals.backend, "records": len(mine), "ok": sum(r["status"] == "ok" for r in mine),
             "statuses": sorted({r["status"] for r in mine})}
 
 

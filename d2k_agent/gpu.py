@@ -16,7 +16,9 @@ class GpuPool:
     def __init__(self, gpus: list[str], has_gpu: bool, cpu_slots: int = 1):
         self.has_gpu = has_gpu
         self._free: queue.Queue[str] = queue.Queue()
-        for slot in (gpus if has_gpu else [f"cpu{i}" for i in range(max(1, cpu_slots))]):
+        slots = gpus if has_gpu else [f"cpu{i}" for i in range(max(1, cpu_slots))]
+        self.size = len(slots)
+        for slot in slots:
             self._free.put(slot)
 
     @contextmanager

@@ -1,8 +1,10 @@
 """The library API behind ``d2k-agent``: run, resume, status, clean, evaluate.
 
 A run is one (run name, arm) folder; ``run`` over both arms makes two. The (arm, task) units run
-in parallel up to ``jobs`` threads; tool calls and evaluations that need a GPU share the GPUs
-through :class:`~d2k_agent.gpu.GpuPool`. Preflight checks (key, model, prices, CLI, sandbox) run
+in parallel up to ``jobs`` threads; the agents' tool calls that need a GPU share the GPUs
+through :class:`~d2k_agent.gpu.GpuPool`, and the final evaluations have a pool of their own
+(:class:`~d2k_agent.evaluation.EvalPool`: reserved GPUs, or the agents' GPUs once every agent
+loop has ended, or a Ray cluster). Preflight checks (key, model, prices, CLI, sandbox) run
 before any unit starts, so a configuration mistake fails loudly and nothing is half-done.
 """
 
@@ -41,6 +43,12 @@ class Machine:
     jobs: int
     work_root: Path
     keep_workspace: bool = False
+    eval_gpus: list[str] | None = None  # GPUs reserved for the final evaluations (none: the agents' GPUs, after them)
+    eval_backend: str = "local"  # or "ray": d2k-profile's Ray backend times the final evaluations
+    ray_address: str = "auto"
+
+    def eval_pool(self) -> evaluation.EvalPool:
+        return evaluation.eval_pool(self.gpus, self.eval_gpus, self.has_gpu, self.jobs, self.eval_backend, self.ray_address)
 
 
 def default_work_root() -> Path:
@@ -128,13 +136,39 @@ def execute(configs: list[RunConfig], machine: Machine, on_event: Event = lambda
     prepared = prepared if prepared is not None else prepare(configs, fresh)
     ledger = Ledger(_already_spent([p[1] for p in prepared]))
     pool = GpuPool(machine.gpus, machine.has_gpu, cpu_slots=machine.jobs)
-    units = [Unit(cfg, run, _load_task(cfg, t), client, pool, ledger, price, mode, machine.work_root, machine.keep_workspace, on_event)
+    evals = machine.eval_pool()
+    units = [Unit(cfg, run, _load_task(cfg, t), client, pool, evals, ledger, price, mode, machine.work_root, machine.keep_workspace, on_event)
              for cfg, run, client, price, mode in prepared for t in cfg.tasks]
     with ThreadPoolExecutor(max_workers=max(1, machine.jobs)) as ex:
         results = list(ex.map(run_task, units))
+    # every agent loop has ended: the queued evaluations now have the GPUs to themselves
+    updated = run_queued([(cfg, run) for cfg, run, *_ in prepared], evals, on_event)
+    for r in results:
+        r.record = updated.get((r.arm, r.task), r.record)
     for _, run, *_ in prepared:
         evaluation.collect(run)
     return results
+
+
+def run_queued(runs: list[tuple[RunConfig, RunDir]], evals: evaluation.EvalPool, on_event: Event = lambda k, d: None) -> dict[tuple[str, str], dict]:
+    """Time every finished task whose profile is ``queued`` (this invocation's, or one a killed
+    invocation left queued), up to one per evaluation slot at a time. Returns the re-signed
+    final records by (arm, task)."""
+    todo = []
+    for cfg, run in runs:
+        for task_id in cfg.tasks:
+            rec, why = final.validate(run.task(task_id))
+            if not why and rec.get("evaluation", {}).get("profile", {}).get("status") == "queued":
+                todo.append((cfg, run, task_id))
+
+    def one(item) -> tuple[tuple[str, str], dict]:
+        cfg, run, task_id = item
+        on_event("evaluate", {"task": task_id, "arm": cfg.arm})
+        ev = evaluation.profile(run, _load_task(cfg, task_id), evals, cfg.profile_budget)
+        return (cfg.arm, task_id), final.update_evaluation(run.task(task_id), {"profile": ev})
+
+    with ThreadPoolExecutor(max_workers=max(1, evals.pool.size)) as ex:
+        return dict(ex.map(one, todo))
 
 
 def run_configs(name: str, arms: list[str], base: RunConfig) -> list[RunConfig]:
@@ -241,7 +275,7 @@ def evaluate(paths: list[str], machine: Machine, only: str | None = None) -> lis
     """Re-run the final evaluation (both parts, or ``only`` one) of every finished task, e.g. the
     analyze part on a machine with tree-sitter after a GPU machine did the profile part."""
     out = []
-    pool = GpuPool(machine.gpus, machine.has_gpu, cpu_slots=machine.jobs)
+    evals = machine.eval_pool()
     for run in expand_runs(paths):
         cfg = read_config(run)
         for task_id in cfg.tasks:
@@ -256,7 +290,7 @@ def evaluate(paths: list[str], machine: Machine, only: str | None = None) -> lis
             task = _load_task(cfg, task_id)
             ev = {}
             if only in (None, "profile"):
-                ev["profile"] = evaluation.profile(run, task, pool, cfg.profile_budget)
+                ev["profile"] = evaluation.profile(run, task, evals, cfg.profile_budget)
             if only in (None, "analyze"):
                 ev["analyze"] = evaluation.analyze(run, task)
             final.update_evaluation(td, ev)
@@ -265,8 +299,13 @@ def evaluate(paths: list[str], machine: Machine, only: str | None = None) -> lis
     return out
 
 
-def machine_for(cpu: bool, gpus: str, jobs: int, work_root: str | None, keep: bool) -> Machine:
+def machine_for(cpu: bool, gpus: str, jobs: int, work_root: str | None, keep: bool, eval_gpus: str = "",
+                eval_backend: str = "local", ray_address: str = "auto") -> Machine:
     has_gpu = False if cpu else detect_gpu()
-    return Machine(has_gpu, [g.strip() for g in gpus.split(",") if g.strip()] or ["0"], max(1, jobs),
-                   Path(work_root) if work_root else default_work_root(), keep)
+    return Machine(has_gpu, _gpu_list(gpus) or ["0"], max(1, jobs), Path(work_root) if work_root else default_work_root(), keep,
+                   _gpu_list(eval_gpus) or None, eval_backend, ray_address)
+
+
+def _gpu_list(text: str) -> list[str]:
+    return [g.strip() for g in text.split(",") if g.strip()]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agent_helpers import KERNEL, config, machine
 
-from d2k_agent import final, runner, snapshots, transcript
+from d2k_agent import evaluation, final, runner, snapshots, transcript
 from d2k_agent.layout import RunDir
 
 
@@ -28,8 +28,13 @@ def _tool_texts(run: RunDir, task: str = "softmax", attempt: int = 1) -> dict[st
 def test_anthropic_wire_full_run_with_final_evaluation_and_report(tmp_path, api, keys):
     out = tmp_path / "runs" / "fake"
     cfg = config(Path(f"{out}-guided"), api)
-    [res] = runner.execute([cfg], machine(tmp_path))
+    events: list[str] = []
+    m = machine(tmp_path)
+    assert m.eval_pool().deferred  # no GPU reserved for evaluations: they wait for the agent loops
+    [res] = runner.execute([cfg], m, lambda kind, data: events.append(kind))
     assert res.status == "finished", res.errors
+    assert "evaluate" in events and events.index("evaluate") > events.index("finished"), events  # timed after the agent loop
+    assert res.record["evaluation"]["profile"]["status"] == "done"  # the returned record is the re-signed one
     run = RunDir(Path(f"{out}-guided"))
     rec, why = final.validate(run.task("softmax"))
     assert why == ""
@@ -62,6 +67,13 @@ def test_anthropic_wire_full_run_with_final_evaluation_and_report(tmp_path, api,
     loaded = load_run(run.root, {"softmax", "layernorm", "gemm_bf16"})
     assert loaded.spec.condition == "guided" and loaded.spec.model == "fake-model" and "softmax" in loaded.submissions
     assert "softmax" in loaded.design_notes and not loaded.notes
+    # a killed invocation leaves the profile queued: the next one times it, and the record stays valid
+    final.update_evaluation(run.task("softmax"), {"profile": dict(evaluation.QUEUED)})
+    updated = runner.run_queued([(cfg, run)], m.eval_pool())
+    assert updated[("guided", "softmax")]["evaluation"]["profile"]["status"] == "done"
+    rec, why = final.validate(run.task("softmax"))
+    assert why == "" and rec["evaluation"]["profile"]["ok"] == 1
+    assert runner.run_queued([(cfg, run)], m.eval_pool()) == {}  # nothing left queued
 
 
 def test_openai_wire_same_script(tmp_path, api, keys):
