@@ -8,7 +8,7 @@ interpreter before a detector sees it.
 from __future__ import annotations
 
 from ..facts import poly as P
-from ..facts.expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, operators, rewrite, short, subtree_has, walk
+from ..facts.expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, operators, rewrite_within, short, subtree_has, walk
 from ..facts.kernel import Access, Assignment, CallFact, KernelFacts, LoopFact
 
 EXP = frozenset({"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2", "expm1", "expm1f",
@@ -325,7 +325,7 @@ def located(f: KernelFacts, e: E) -> E:
     """``e`` with every load replaced by the location it reads (object and offset), so that two
     reads of one location compare equal: statistics kept in memory through a pointer
     (``*mean += (x - *mean) / n``) are read by several loads of the same place."""
-    if not _has_load(e):
+    if not has_load(e):
         return e
     memo = f.cache.get("located")
     if memo is None:  # one per kernel: the values of its assignments share their subtrees
@@ -335,10 +335,12 @@ def located(f: KernelFacts, e: E) -> E:
         if isinstance(n, Load) and n.access < len(f.accesses):
             return Sym(f"at:{n.obj}:{P.show(f.accesses[n.access].poly)}")
         return n
-    return rewrite(e, location, memo)
+    return rewrite_within(e, location, has_load, memo)
 
 
-_has_load = subtree_has(lambda n: type(n) is Load)
+# whether a value reads memory anywhere (memoised per node): values rewritten load by load
+# keep their load-free parts as they are
+has_load = subtree_has(lambda n: type(n) is Load)
 
 
 def with_enclosing(f: KernelFacts, ids: list[int]) -> list[int]:
@@ -353,9 +355,22 @@ def with_enclosing(f: KernelFacts, ids: list[int]) -> list[int]:
     return out
 
 
+BLOCK_INDEX = ("bid.", "pid.")
+
+
 def block_indexed(keys) -> bool:
     """Whether the atoms ``keys`` include the block/program index."""
-    return any(k.startswith(("bid.", "pid.")) for k in keys)
+    return any(k.startswith(BLOCK_INDEX) for k in keys)
+
+
+def _block_index_at(n: E) -> bool:
+    return type(n) is Sym and (n.key.startswith(BLOCK_INDEX) or block_indexed(n.deps))
+
+
+# ``block_indexed(atoms(e))`` memoised per node and built from the children's answers (the
+# atoms of a value are its symbols' keys and deps): asked of every assignment's value, it
+# scans each symbol once instead of every value's whole atom set
+reads_block_index = subtree_has(_block_index_at)
 
 
 def _same_size(bound, dim) -> bool:

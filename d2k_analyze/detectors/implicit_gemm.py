@@ -87,25 +87,62 @@ def _coordinates(conds, lids) -> set:
     return out
 
 
+_SELECTS = ("?:", "select", "where", "ternary")
+
+
+def _selects(e) -> list:
+    return [n for n in walk(e) if isinstance(n, Op) and n.op in _SELECTS]
+
+
 def _conditions(f, acc, lids) -> list:
-    conds = list(acc.guards)
-    for c in f.calls:  # Triton: the mask of the tl.load that made this access
-        if c.fn == "tl.load" and c.loc == acc.loc:
-            conds += [v for k, v in c.call.kw if k == "mask"]
-    for a in f.assigns:  # a select around the loaded value: ``ok ? x[...] : 0``
-        if any(isinstance(n, Load) and n.access == acc.id for n in walk(a.new)):
-            conds += [n for n in walk(a.new) if isinstance(n, Op) and n.op in ("?:", "select", "where", "ternary")]
-            conds += list(a.guards)
-    for st in f.accesses:  # staged to shared/local: the staging store's guards and select
-        if st.kind in ("store", "rmw") and st.value is not None and _carries(f, st.value, acc.id):
-            conds += list(st.guards) + [n for n in walk(st.value) if isinstance(n, Op) and n.op in ("?:", "select", "where", "ternary")]
-    return conds
+    """The guards of ``acc`` and the conditions around the value it loads elsewhere (see
+    :func:`_condition_index`)."""
+    index = _condition_index(f)
+    return list(acc.guards) + index["mask"].get(acc.loc, []) + index["around"].get(acc.id, [])
 
 
-def _carries(f, value, access: int) -> bool:
-    """``value`` holds the loaded value, directly or through a merged / loop-carried local
+def _condition_index(f) -> dict:
+    """Per kernel, once: ``mask``, the masks of the ``tl.load`` at each location (Triton), and
+    ``around``, per loaded access id the selects and guards of the assignments holding its load
+    (``ok ? x[...] : 0``) and of the stores staging it to shared/local, in kernel order. Asked
+    of every global load of a GEMM, scanning every assignment and store per load would be
+    quadratic in the kernel's length."""
+    index = f.cache.get("implicit_gemm.conditions")
+    if index is not None:
+        return index
+    mask: dict = {}
+    for c in f.calls:
+        if c.fn == "tl.load":
+            mask.setdefault(c.loc, []).extend(v for k, v in c.call.kw if k == "mask")
+    around: dict = {}
+    for a in f.assigns:
+        ids = {n.access for n in walk(a.new) if isinstance(n, Load)}
+        if ids:
+            conds = _selects(a.new) + list(a.guards)
+            for i in ids:
+                around.setdefault(i, []).extend(conds)
+    for st, ids in _staged(f):
+        conds = list(st.guards) + _selects(st.value)
+        for i in ids:
+            around.setdefault(i, []).extend(conds)
+    index = f.cache["implicit_gemm.conditions"] = {"mask": mask, "around": around}
+    return index
+
+
+def _staged(f) -> list:
+    """(store, the ids of the loads its value carries) for every store / read-modify-write with
+    a value, once per kernel: :func:`_conditions` and :func:`_feeds` ask it for every load."""
+    staged = f.cache.get("implicit_gemm.staged")
+    if staged is None:
+        staged = f.cache["implicit_gemm.staged"] = [
+            (st, _carried(f, st.value)) for st in f.accesses if st.kind in ("store", "rmw") and st.value is not None]
+    return staged
+
+
+def _carried(f, value) -> set:
+    """The ids of the loads ``value`` holds, directly or through a merged / loop-carried local
     (``uint4 v = 0; if (ok) v = x[...]; As[...] = v``)."""
-    return any(isinstance(n, Load) and n.access == access for v in expand(f, value) for n in walk(v))
+    return {n.access for v in expand(f, value) for n in walk(v) if isinstance(n, Load)}
 
 
 def _feeds(f, acc) -> bool:
@@ -114,8 +151,7 @@ def _feeds(f, acc) -> bool:
     direct = {x.id for v in mac_vals for x in loads_in(f, v)}
     if acc.id in direct:
         return True
-    staged = {st.obj for st in f.accesses if st.space in ("shared", "local") and st.kind in ("store", "rmw") and st.value is not None
-              and _carries(f, st.value, acc.id)}
+    staged = {st.obj for st, ids in _staged(f) if st.space in ("shared", "local") and acc.id in ids}
     if any(f.accesses[i].obj in staged for i in direct):
         return True
     # async copies (cp.async) into shared: the copy's destination object is read by the MMA

@@ -20,6 +20,8 @@ used as an offset or a size; a bitcast that only reads fp16 data stored as integ
 import re
 
 from ..facts.expr import Call, Cast, Load, Op, num, short, walk
+from ..facts.ops import holds
+from ..facts.ops import values as kept_values
 from ._base import Rule, absent, present
 
 RULE = Rule("magic_number_dequant")
@@ -56,18 +58,13 @@ def _converted(e, node) -> bool:
     return False
 
 
-def _values(f):
-    out = [(a, a.new) for a in f.assigns]
-    out += [(a, a.value) for a in f.accesses if a.value is not None]
-    out += [(c, c.call) for c in f.calls]
-    return out
-
-
 @RULE.both
 def detect(f):
-    values = _values(f)
+    values = kept_values(f)
     ors = []
-    for rec, v in values:
+    # most kernels have no magic OR at all: the kernel's node index tells at once
+    candidates = values if holds(f, _magic_or, {"|", "+"}) else []
+    for rec, v in candidates:
         for n in walk(v):
             if _magic_or(n):
                 ors.append((rec, n))

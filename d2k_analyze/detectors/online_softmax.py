@@ -17,9 +17,9 @@ A three-pass softmax (separate max, sum and normalise passes) or a one-block saf
 (max, then sum of exp(x - max)): no running rescale.
 """
 
-from ..facts.expr import Call, Load, Op, Sym, flatten, num, rewrite, walk
+from ..facts.expr import Call, Load, Op, Sym, flatten, num, rewrite_within, walk
 from ._base import Rule, absent, present
-from ._queries import expand, exps_in, has_exp
+from ._queries import expand, exps_in, has_exp, has_load
 
 RULE = Rule("online_softmax")
 
@@ -52,7 +52,7 @@ def _alternatives(f, a, b) -> list[tuple]:
 
 
 def _by_array(e):
-    return rewrite(e, lambda n: Sym(f"array:{n.obj}") if isinstance(n, Load) else n)
+    return rewrite_within(e, lambda n: Sym(f"array:{n.obj}") if isinstance(n, Load) else n, has_load)
 
 
 def _unscaled(e):

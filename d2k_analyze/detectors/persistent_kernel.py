@@ -24,7 +24,7 @@ from ..facts import poly as P
 from ..facts.expr import Call, Op, TypeRef, atoms, num, short, subtree_has, walk
 from ..facts.kernel import LoopFact
 from ._base import Rule, absent, present
-from ._queries import counted_grid_stride
+from ._queries import counted_grid_stride, reads_block_index
 
 RULE = Rule("persistent_kernel")
 SM_COUNTS = {132, 148, 114, 108, 80, 84, 144, 160, 170, 188, 78, 46, 68, 82, 58, 56, 60}
@@ -81,7 +81,7 @@ def work_loops(f) -> list:
     for a in f.assigns:
         if a.new is not None and a.loops == () and _per_block_share(a.new) and a.cell is not None:
             users = [u for u in f.assigns if u is not a and u.new is not None and _uses(u.new, a) and
-                     any(k.startswith(("bid.", "pid.")) for k in atoms(u.new))]
+                     reads_block_index(u.new)]
             if users:
                 out.append(a)
                 break

@@ -100,11 +100,15 @@ def _find_combine(f) -> list:
             if not (isinstance(n, Op) and n.op == "*"):
                 continue
             factors = flatten("*", n)
-            scaled = [x for x in factors if any(rescale_exps(v, f) and any(isinstance(m, Load) for m in walk(v)) for v in _parked(f, x))]
-            partial = [x for x in factors if isinstance(_strip(x), Load)]
-            if scaled and partial:
+            # the cheap test first: most products have no loaded factor, and then no weight matters
+            if any(isinstance(_strip(x), Load) for x in factors) and any(_loaded_weight(f, x) for x in factors):
                 return [a]
     return []
+
+
+def _loaded_weight(f, x) -> bool:
+    """``x`` (or what was parked where it is loaded from) is an exp(m_i - max) of loaded data."""
+    return any(rescale_exps(v, f) and any(isinstance(m, Load) for m in walk(v)) for v in _parked(f, x))
 
 
 def _parked(f, e) -> list:

@@ -18,6 +18,7 @@ Row-major decomposition (``pid // n``, ``pid % n``), batch decomposition of a li
 from ..facts import poly as P
 from ..facts.expr import Op, Ptr, atoms, num, walk
 from ._base import Rule, absent, present
+from ._queries import reads_block_index
 
 RULE = Rule("tile_swizzle")
 
@@ -73,10 +74,10 @@ def detect(f):
     calls = [c for c in f.calls if c.short in ("swizzle2d",)]
     if calls:
         return present(calls, "tl.swizzle2d")
-    tile_iters = frozenset(f"iter#{lp.id}" for lp in f.loops.values() if lp.init is not None and any(k.startswith(("bid.", "pid.")) for k in atoms(lp.init)))
+    tile_iters = frozenset(f"iter#{lp.id}" for lp in f.loops.values() if lp.init is not None and reads_block_index(lp.init))
     tile_iters |= frozenset(f"ivar#{lp.id}" for lp in f.loops.values())
     tile_iters |= frozenset(f"{kind}#{a.cell}" for a in f.assigns if a.cell is not None and a.new is not None
-                            and any(k.startswith(("bid.", "pid.")) for k in atoms(a.new)) for kind in ("carried", "phi"))
+                            and reads_block_index(a.new) for kind in ("carried", "phi"))
     used = {k for a in f.accesses if a.space == "global" for k in P.terms(a.poly)}
     hits = []
     for rec, value in [(a, a.new) for a in f.assigns] + [(a, a.off) for a in f.accesses if a.space == "global"]:

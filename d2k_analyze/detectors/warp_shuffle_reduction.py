@@ -14,7 +14,7 @@ read twice through a pointer), whatever it is called; or a library warp-reduce c
 A shuffle used only to broadcast one lane's value (``__shfl_sync(mask, v, 0)``).
 """
 
-from ..facts.expr import Call, Op, walk
+from ..facts.expr import Call, Op, subtree_has, walk
 from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, not_applicable, present
 from ._queries import REDUCING_SHUFFLES, SHUFFLES, is_call, located, triton_reductions
@@ -38,13 +38,14 @@ def shuffle_reductions(f) -> list:
     """Assignments whose value combines a shuffled copy of a value with that value itself."""
     cached = f.cache.get("shuffle_reductions")
     if cached is None:
-        cached = [a for a in f.assigns if _combines_with_shuffle(a.new) or (_has_shuffle(a.new) and _combines_with_shuffle(located(f, a.new)))]
+        # a combination with a shuffled copy holds a shuffle: the memoised test skips the rest at once
+        cached = [a for a in f.assigns if _has_shuffle(a.new) and (_combines_with_shuffle(a.new) or _combines_with_shuffle(located(f, a.new)))]
         f.cache["shuffle_reductions"] = cached
     return cached
 
 
-def _has_shuffle(e) -> bool:
-    return any(is_call(n, SHUFFLES) for n in walk(e))
+# whether a value holds a shuffle anywhere (memoised per node)
+_has_shuffle = subtree_has(lambda n: is_call(n, SHUFFLES))
 
 
 def _combines_with_shuffle(e) -> bool:

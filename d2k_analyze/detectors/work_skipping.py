@@ -20,7 +20,14 @@ from memory with direct key addressing); a split of the key range across the gri
 
 from ..facts.expr import Load, atoms, walk
 from ._base import Rule, absent, present
-from ._queries import exps_in, gemm_loops, mac_updates, reduction_loop, with_enclosing
+from ._queries import (
+    exps_in,
+    gemm_loops,
+    has_load,
+    mac_updates,
+    reduction_loop,
+    with_enclosing,
+)
 
 RULE = Rule("work_skipping")
 GRID = ("bid.", "pid.")
@@ -34,10 +41,6 @@ def _grid(e, f=None) -> set[str]:
     if f is not None:
         keys |= {k for n in walk(e) if isinstance(n, Load) and n.access < len(f.accesses) for k in atoms(f.accesses[n.access].off)}
     return {k for k in keys if k.startswith(GRID)}
-
-
-def _has_load(e) -> bool:
-    return e is not None and any(isinstance(n, Load) for n in walk(e))
 
 
 def _own_rows(f, lid: int) -> set[str]:
@@ -73,7 +76,7 @@ def detect(f):
         for e in (lp.bound, lp.init):
             if not (_grid(e, f) & rows):
                 continue
-            if not _has_load(e) or _indirect(f, lid):
+            if e is None or not has_load(e) or _indirect(f, lid):
                 hits.append(lp)
                 break
     if hits:

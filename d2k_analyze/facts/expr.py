@@ -231,6 +231,28 @@ def rewrite(e: E, fn: Callable[[E], E], memo: dict | None = None) -> E:
     return _rewrite_node(e, lambda c: rewrite(c, fn), fn)
 
 
+def rewrite_within(e: E, fn: Callable[[E], E], touches: Callable[[E], bool], memo: dict | None = None) -> E:
+    """Like :func:`rewrite`, for an ``fn`` that changes only nodes inside subtrees where
+    ``touches`` holds (a memoised :func:`subtree_has`, e.g. "holds a load"): every other subtree
+    is kept as it is, the same object, instead of being rebuilt node by node into an equal copy.
+    Sharing is kept as :func:`rewrite` with a memo keeps it, and the kept nodes' per-node memos
+    stay valid for the result."""
+    if memo is None:
+        memo = {}
+
+    def sub(n: E) -> E:
+        if not touches(n):
+            return n
+        hit = memo.get(id(n))
+        if hit is not None and hit[0] is n:
+            return hit[1]
+        out = _rewrite_node(n, sub, fn)
+        memo[id(n)] = (n, out)
+        return out
+
+    return sub(e)
+
+
 def _rewrite_node(e: E, sub: Callable[[E], E], fn: Callable[[E], E]) -> E:
     """One node rebuilt from its children's rewrites (``sub``), then ``fn`` applied."""
     if isinstance(e, Op):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, operators, short, subtree_has, walk
-from .kernel import KernelFacts
+from .kernel import Assignment, KernelFacts
 
 EXP = {"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2"}
 RSQRT = {"rsqrt", "rsqrtf", "__frsqrt_rn", "hrsqrt", "h2rsqrt"}
@@ -33,10 +33,14 @@ def _fn(e: E, names: set[str]) -> bool:
 
 
 def values(f: KernelFacts) -> list[tuple[object, E]]:
-    """Every value the kernel computes that is kept: assigned locals, stored data, call arguments."""
-    out: list[tuple[object, E]] = [(a, a.new) for a in f.assigns]
-    out += [(a, a.value) for a in f.accesses if a.value is not None]
-    out += [(c, c.call) for c in f.calls]
+    """Every value the kernel computes that is kept: assigned locals, stored data, call arguments
+    (listed once per kernel: the node index and several recognisers read them; not to be mutated)."""
+    out = f.cache.get("ops.values")
+    if out is None:
+        out = [(a, a.new) for a in f.assigns]
+        out += [(a, a.value) for a in f.accesses if a.value is not None]
+        out += [(c, c.call) for c in f.calls]
+        f.cache["ops.values"] = out
     return out
 
 
@@ -92,6 +96,14 @@ def containing(f: KernelFacts, pred: Callable[[E], object], heads: set[str] | fr
             if pred(n):
                 found.update(index.holders[id(n)])
     return [index.records[i][0] for i in sorted(found)]
+
+
+def holds(f: KernelFacts, pred: Callable[[E], object], heads: set[str] | frozenset[str]) -> bool:
+    """Whether some kept value holds an operator or call node whose head is one of ``heads``
+    and that satisfies ``pred``: a cheap test, each distinct node once, before a detector's
+    own walk of every value (which visits shared nodes once per value holding them)."""
+    index = value_index(f)
+    return any(pred(n) for head in heads for n in index.by_head.get(head, ()))
 
 
 def _exps(e: E) -> list[Call]:
@@ -345,7 +357,8 @@ def bias_add(f: KernelFacts) -> list:
     from ..detectors._queries import mac_updates
 
     results = {a.cell for a in mac_updates(f) if a.cell is not None}
-    results |= {a.cell for a in f.assigns if a.cell is not None and any(_fn(n, {"dot"}) for n in operators(a.new))}
+    # the locals holding a dot result, read off the kernel's node index (each dot node once)
+    results |= {a.cell for a in containing(f, _is_dot, {"dot"}) if isinstance(a, Assignment) and a.cell is not None}
     if not results and not any(c.short == "dot" for c in f.calls):
         return []  # no GEMM result to add a bias to
 
@@ -358,10 +371,14 @@ def bias_add(f: KernelFacts) -> list:
     return containing(f, adds_input_to_result, {"+"})
 
 
+def _is_dot(n: E) -> bool:
+    return _fn(n, {"dot"})
+
+
 def _gemm_value(e: E, cells: set) -> bool:
     from ..detectors._queries import cell_of
 
-    return any(_fn(n, {"dot"}) or cell_of(n) in cells for n in walk(e))
+    return any(_is_dot(n) or cell_of(n) in cells for n in walk(e))
 
 
 NIBBLE_MASKS = {0xF, 0xFF, 0x3, 0x7, 0xF0, 0x0F0F0F0F, 0x000F000F, 0x00F000F0, 0x3FF, 0x1F}
