@@ -11,7 +11,14 @@ runs in a fresh process that applies one ruleset and then calls ``cuInit`` and
 * ``grant-all+net`` / ``grant-all+scope``: the same plus TCP rules / signal and socket scoping;
 * ``minus-<right>``: every right granted beneath ``/`` except one: the right whose absence
   breaks CUDA is the one the driver needs outside the sandbox's folders;
-* ``d2k``: the ruleset the sandbox uses (:func:`d2k_profile.confine.apply_landlock`).
+* ``d2k``: the ruleset the sandbox uses (:func:`d2k_profile.confine.apply_landlock`);
+* ``d2k+grant:<dir>``: that ruleset plus every right beneath ``<dir>``. When ``d2k`` fails, the
+  script grants each top-level directory in turn, then the children of each one that makes CUDA
+  start, down to the smallest path that does (the place the driver writes);
+* ``d2k+env:<NAME>=<value>``: that ruleset with one environment variable set first (the driver's
+  JIT cache: ``CUDA_CACHE_DISABLE``, ``CUDA_CACHE_PATH``, ``HOME``).
+
+Where ``strace`` exists, the files ``cuInit`` opens for writing (no Landlock) are listed first.
 
     python benchmarks/landlock_cuda_bisect.py          # prints one line per case
 """
@@ -20,6 +27,8 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -27,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from d2k_profile import confine as C  # noqa: E402
+from d2k_profile import confine as C
 
 RIGHTS = {
     "execute": 1 << 0, "write_file": 1 << 1, "read_file": 1 << 2, "read_dir": 1 << 3, "remove_dir": 1 << 4,
@@ -48,9 +57,14 @@ def cuda_init() -> dict:
 def restrict(case: str) -> str:
     if case == "none":
         return "no ruleset"
-    if case == "d2k":
-        Path("/tmp/d2k-bisect-build").mkdir(exist_ok=True)
-        return C.apply_landlock(["/tmp/d2k-bisect-build"])
+    if case == "d2k" or case.startswith("d2k+"):
+        build = Path("/tmp/d2k-bisect-build")
+        build.mkdir(exist_ok=True)
+        extra = [case.split(":", 1)[1]] if case.startswith("d2k+grant:") else []
+        if case.startswith("d2k+env:"):
+            name, _, value = case.split(":", 1)[1].partition("=")
+            os.environ[name] = value
+        return C.apply_landlock([str(build), *extra])
     abi = C.landlock_abi()
     if abi == 0:
         return "Landlock not available"
@@ -84,15 +98,64 @@ def child(case: str) -> None:
     print(json.dumps({"case": case, "ruleset": how, **out}))
 
 
+def run_case(case: str) -> dict:
+    p = subprocess.run([sys.executable, __file__, "child", case], check=False, capture_output=True, text=True, timeout=60)
+    try:
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        out = {"case": case, "rc": p.returncode, "stderr": p.stderr[-300:]}
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def started(out: dict) -> bool:
+    return out.get("cuInit") == 0
+
+
+def children_of(path: str) -> list[str]:
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return []
+    return [os.path.join(path, n) for n in names if os.path.isdir(os.path.join(path, n)) and not os.path.islink(os.path.join(path, n))]
+
+
+def narrow(path: str, depth: int) -> None:
+    """Grant each child of ``path`` (which makes CUDA start) alone; recurse into those that do."""
+    if depth == 0:
+        return
+    kids = children_of(path)
+    if len(kids) > 40:  # /proc: the numbered process folders say nothing; keep self and the named ones
+        kids = [k for k in kids if not os.path.basename(k).isdigit()][:40]
+    for kid in kids:
+        if started(run_case(f"d2k+grant:{kid}")):
+            narrow(kid, depth - 1)
+
+
+def traced_writes() -> None:
+    """The files cuInit opens for writing or truncates, without Landlock (strace, where present)."""
+    if shutil.which("strace") is None:
+        print(json.dumps({"strace": "not installed"}), flush=True)
+        return
+    log = "/tmp/d2k-bisect-strace.txt"
+    subprocess.run(["strace", "-f", "-qq", "-o", log, "-e", "trace=open,openat,creat,truncate,ftruncate,mkdir,mkdirat",
+                    sys.executable, __file__, "child", "none"], check=False, capture_output=True, text=True, timeout=120)
+    lines = [ln.strip() for ln in Path(log).read_text(errors="replace").splitlines()
+             if any(flag in ln for flag in ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "truncate(", "mkdir"))]
+    print(json.dumps({"strace_writes": lines[:200]}), flush=True)
+
+
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "child":
         child(sys.argv[2])
         return
-    cases = ["none", "grant-all", "grant-all+net", "grant-all+scope", *(f"minus-{r}" for r in RIGHTS), "d2k"]
-    for case in cases:
-        p = subprocess.run([sys.executable, __file__, "child", case], capture_output=True, text=True, timeout=60)
-        line = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else json.dumps({"case": case, "rc": p.returncode, "stderr": p.stderr[-300:]})
-        print(line, flush=True)
+    traced_writes()
+    cases = ["none", "grant-all", "grant-all+net", "grant-all+scope", *(f"minus-{r}" for r in RIGHTS),
+             "d2k+env:CUDA_CACHE_DISABLE=1", "d2k+env:CUDA_CACHE_PATH=/tmp/d2k-bisect-build", "d2k+env:HOME=/tmp/d2k-bisect-build"]
+    results = {case: run_case(case) for case in cases}
+    if not started(results["none"]) or started(run_case("d2k")):
+        return  # no CUDA at all here, or the sandbox's ruleset already works
+    narrow("/", depth=4)
 
 
 if __name__ == "__main__":

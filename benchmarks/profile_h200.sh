@@ -17,7 +17,8 @@
 #   s  d2k-profile tasks/softmax --self-check (the expert, and the reference against itself: the
 #      noise floor on 4 workloads), default budget: when the expert's job ended after the command
 #      started (environment.json), against the whole command of the code before the split (.old/)
-#   f  the adversarial suite (every case) against tests/adversarial/expected.toml (gpu column)
+#   f  the adversarial suite (every case, or only the cases named in ADV_CASES="a b ...") against
+#      tests/adversarial/expected.toml (gpu column)
 #   g  --mode graph: side_stream_sleep (capture fails: timed eagerly, still caught) and honest
 #      (graph replays: ok, no false stream-join finding on graph nodes)
 #   n  --no-kernel-trace: side_stream_sleep and slow_reference (which check catches them without
@@ -173,6 +174,11 @@ fi
 # --- f: adversarial suite (last: it gets the time that is left) ---------------------------------------
 if want f; then
   t0=$(date +%s.%N)
+  if [ -n "${ADV_CASES:-}" ]; then  # a subset: copies of the named case folders
+    rm -rf "$WORK/adv_cases"; mkdir -p "$WORK/adv_cases"
+    for c in $ADV_CASES; do cp -r "tests/adversarial/cases/$c" "$WORK/adv_cases/"; done
+    ADV[0]="$WORK/adv_cases"
+  fi
   # copy the records as they come: a run stopped part-way still returns what it finished
   ( while sleep 15; do cp "$WORK/adv/results.jsonl" "$OUT/adversarial_partial.jsonl" 2>/dev/null; done ) & copier=$!
   timeout -k 10 "$(lim "${F_LIMIT:-420}")" python3 -m d2k_profile.cli "${ADV[@]}" --out "$WORK/adv" >> "$LOG" 2>&1
