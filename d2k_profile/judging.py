@@ -31,7 +31,7 @@ from .checks import CompileFailure, Verdict, check_call, clone_all, run_referenc
 from .correctness import as_outputs
 from .frames import CallFlag, Op
 from .inputs import WorkloadInputs
-from .loader import entry_point, load_module, reference_entry
+from .loader import load_module, reference_entry
 from .nulls import has_scalar_output, passing_nulls
 from .results import Outcome, Status, Timing
 from .device import SandboxDevice

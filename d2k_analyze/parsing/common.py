@@ -14,7 +14,6 @@ from . import liveness, macros
 from ..model import SourceFile
 from .cuda import CudaSource, parse_cuda
 from .python import PySource, parse_python
-from .treesitter import Node, text, walk
 
 MAX_ENVS = 64  # constant sets per unit (launch sites x autotune configs); beyond that, stop folding
 ENTRY_POINTS = ("run", "ModelNew")
@@ -34,7 +33,6 @@ def parse_files(files: list[SourceFile], display=str) -> ParsedSubmission:
     The macros every CUDA text of the submission defines are expanded before parsing (see
     :mod:`.macros`): a header's ``#define`` applies to the files that include it."""
     parsed = ParsedSubmission()
-    pythons: list[tuple[str, PySource]] = []
     cuda_texts: list[tuple[str, str, dict]] = []  # (display name, text, parse_cuda keyword arguments)
     for f in files:
         if f.text is None:

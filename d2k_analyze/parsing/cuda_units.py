@@ -11,7 +11,7 @@ from . import liveness
 from .liveness import UNKNOWN
 from ..model import KernelUnit, Span
 from .common import MAX_ENVS, ParsedSubmission, build_facts, in_span, summarise
-from .cuda import CudaFunction, CudaSource
+from .cuda import CudaFunction
 from .treesitter import text
 
 

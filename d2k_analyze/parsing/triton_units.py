@@ -16,7 +16,7 @@ from .liveness import UNKNOWN
 from ..model import KernelUnit, Span
 from .common import MAX_ENVS, ParsedSubmission, build_facts, in_span, summarise
 from .python import PyFunction, PySource, TritonLaunch, py_name
-from .treesitter import text, walk
+from .treesitter import text
 from .triton_configs import autotune_configs, module_constants
 
 
