@@ -16,7 +16,11 @@ runs in a fresh process that applies one ruleset and then calls ``cuInit`` and
   script grants each top-level directory in turn, then the children of each one that makes CUDA
   start, down to the smallest path that does (the place the driver writes);
 * ``d2k+env:<NAME>=<value>``: that ruleset with one environment variable set first (the driver's
-  JIT cache: ``CUDA_CACHE_DISABLE``, ``CUDA_CACHE_PATH``, ``HOME``).
+  JIT cache: ``CUDA_CACHE_DISABLE``, ``CUDA_CACHE_PATH``, ``HOME``);
+* ``d2k:<variant>``: the sandbox's ruleset with one of the probe's variants (``proctask``,
+  ``procself``: the process's own ``/proc/<pid>/task`` or ``/proc/<pid>`` writable);
+* ``d2k+proc:<name>``: the sandbox's ruleset plus writes to one entry of the process's own
+  ``/proc/<pid>`` (each owner-writable file, and ``task``): which file the driver writes.
 
 Where ``strace`` exists, the files ``cuInit`` opens for writing (no Landlock) are listed first.
 
@@ -57,14 +61,18 @@ def cuda_init() -> dict:
 def restrict(case: str) -> str:
     if case == "none":
         return "no ruleset"
-    if case == "d2k" or case.startswith("d2k+"):
+    if case == "d2k" or case.startswith(("d2k+", "d2k:")):
         build = Path("/tmp/d2k-bisect-build")
         build.mkdir(exist_ok=True)
-        extra = [case.split(":", 1)[1]] if case.startswith("d2k+grant:") else []
+        arg = case.split(":", 1)[1] if ":" in case else ""
+        extra = [arg] if case.startswith("d2k+grant:") else []
         if case.startswith("d2k+env:"):
-            name, _, value = case.split(":", 1)[1].partition("=")
+            name, _, value = arg.partition("=")
             os.environ[name] = value
-        return C.apply_landlock([str(build), *extra])
+        if case.startswith("d2k+proc:"):  # one entry of this process's own /proc/<pid>
+            extra = [C.own_proc_dir("task") if arg == "task" else f"{C.own_proc_dir('self')}/{arg}"]
+        variant = frozenset(arg.split("+")) if case.startswith("d2k:") else frozenset()
+        return C.apply_landlock([str(build), *extra], variant)
     abi = C.landlock_abi()
     if abi == 0:
         return "Landlock not available"
@@ -155,7 +163,24 @@ def main() -> None:
     results = {case: run_case(case) for case in cases}
     if not started(results["none"]) or started(run_case("d2k")):
         return  # no CUDA at all here, or the sandbox's ruleset already works
+    for variant in ("proctask", "procself"):
+        run_case(f"d2k:{variant}")
+    for name in ["task", *own_writable_proc_files()]:
+        run_case(f"d2k+proc:{name}")
     narrow("/", depth=4)
+
+
+def own_writable_proc_files() -> list[str]:
+    """Owner-writable files of /proc/self (comm, oom_score_adj, coredump_filter, ...)."""
+    base = Path("/proc/self")
+    out = []
+    for entry in sorted(base.iterdir()):
+        try:
+            if entry.is_file() and not entry.is_symlink() and entry.stat().st_mode & 0o200:
+                out.append(entry.name)
+        except OSError:
+            continue
+    return out
 
 
 if __name__ == "__main__":

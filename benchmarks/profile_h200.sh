@@ -13,7 +13,8 @@
 #   0  the machine: GPU, driver, CUDA, ncu, CUPTI, Landlock
 #   b  build the native call loop (nvcc, once per machine) and time it
 #   k  CUPTI kernel times of every pilot reference and expert call per L2 flush (none, the old
-#      write-only, the new write-then-read, read), against ncu --cache-control all
+#      write-only, the new write-then-read, read), against ncu --cache-control all; with NCU_WARM=N a
+#      second ncu pass makes N unprofiled calls before each profiled one (clocks up, as in the timed loop)
 #   s  d2k-profile tasks/softmax --self-check (the expert, and the reference against itself: the
 #      noise floor on 4 workloads), default budget: when the expert's job ended after the command
 #      started (environment.json), against the whole command of the code before the split (.old/)
@@ -109,6 +110,15 @@ if want k; then
     tail -5 "$K/ncu.err" >> "$SUM"
     python3 benchmarks/profile_ncu_compare.py table "$K/cupti.json" "$K/manifest.json" "$K/ncu.csv" > "$K/table.txt" 2>&1
     { echo; echo "== (k) CUPTI vs ncu --cache-control all"; cat "$K/table.txt"; } >> "$SUM"
+    if [ "${NCU_WARM:-0}" -gt 0 ] && [ "$(left)" -ge 30 ]; then  # again, each profiled call preceded by NCU_WARM unprofiled ones
+      t0=$(date +%s.%N)
+      timeout -k 5 "$(lim 120)" "$NCU" --target-processes all --nvtx "${INC[@]}" --cache-control all --clock-control none \
+          --metrics gpu__time_duration.sum --csv --page raw "${RENAME[@]}" \
+          python3 benchmarks/profile_ncu_compare.py ncu "$K/manifest_warm.json" --warm "$NCU_WARM" > "$K/ncu_warm.csv" 2> "$K/ncu_warm.err"
+      echo "ncu warm pass ($NCU_WARM calls before each) rc=$? $(secs "$t0" "$(date +%s.%N)") s" >> "$SUM"
+      python3 benchmarks/profile_ncu_compare.py table "$K/cupti.json" "$K/manifest_warm.json" "$K/ncu_warm.csv" > "$K/table_warm.txt" 2>&1
+      { echo; echo "== (k) CUPTI vs ncu --cache-control all, $NCU_WARM unprofiled calls before each profiled one"; cat "$K/table_warm.txt"; } >> "$SUM"
+    fi
   else
     note "== (k) ncu not found or no time left for it"; tail -30 "$K/cupti.txt" >> "$SUM"
   fi

@@ -7,9 +7,12 @@ Three subcommands, run by ``benchmarks/profile_h200.sh`` step ``k`` on a GPU:
                    the flushes interleaved call by call: none (warm L2: shows what the flushes
                    evict), write (the old flush), write-read, read (the new default); median kernel
                    time per call
-  ncu MANIFEST     the same calls with no flush of ours, for ``ncu --cache-control all
+  ncu MANIFEST [--warm N]
+                   the same calls with no flush of ours, for ``ncu --cache-control all
                    --nvtx --nvtx-include <range>/ ...``: each call inside an NVTX range
-                   ``cmp_<task>_<workload>_<impl>`` (``ranges`` prints them); writes which calls it made
+                   ``cmp_<task>_<workload>_<impl>`` (``ranges`` prints them); writes which calls it made;
+                   ``--warm N``: N unprofiled calls just before each profiled one (the GPU's clocks up,
+                   as in the CUPTI pass, where a hold kernel and the flush precede every call)
   ranges           the NVTX range names, one per line
   table CUPTI.json MANIFEST NCU.csv
                    the comparison: CUPTI kernel time per flush against ncu's gpu__time_duration,
@@ -145,7 +148,12 @@ def workloads():
     yield "null", _Null(), (), {"null": null_impl()}
 
 
-def ncu(manifest_path: str) -> int:
+def ncu(manifest_path: str, warm: int = 0) -> int:
+    """``warm``: calls of the same implementation made just before each profiled call, outside
+    its NVTX range (so ncu does not profile them). The CUPTI pass's calls follow a hold kernel and
+    a flush, so the GPU is busy and its clocks are up when the timed kernel starts; ncu's calls
+    otherwise follow an idle gap (a synchronize and ncu's own work), which a compute-bound kernel
+    may pay for at a lower clock."""
     import torch
 
     manifest = []
@@ -155,6 +163,8 @@ def ncu(manifest_path: str) -> int:
             torch.cuda.synchronize()
             name = f"cmp_{tid}_{wl.name}_{impl}"
             for _ in range(NCU_CALLS):
+                for _ in range(warm):
+                    fn(inputs)
                 torch.cuda.nvtx.range_push(name)
                 fn(inputs)
                 torch.cuda.nvtx.range_pop()
@@ -273,7 +283,7 @@ def main(argv: list[str]) -> int:
         if argv[0] == "cupti":
             return cupti(argv[1])
         if argv[0] == "ncu":
-            return ncu(argv[1])
+            return ncu(argv[1], int(argv[3]) if len(argv) > 3 and argv[2] == "--warm" else 0)
         if argv[0] == "table":
             return table(*argv[1:4])
         if argv[0] == "ranges":

@@ -120,14 +120,38 @@ def device_files() -> list[str]:
 OPEN_DIRS = ("/dev", "/tmp", "/var/tmp", "/run", "/dev/shm")
 
 
+OWN_PROC_RIGHTS = FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE | FS_READ_DIR
+_pinned_proc_dirs: list[int] = []  # fds held open for the process's lifetime (see own_proc_dir)
+
+
+def own_proc_dir(part: str) -> str:
+    """This process's own procfs entry (``/proc/<pid>`` or ``/proc/<pid>/task``), held open.
+
+    Why: the H200's CUDA driver writes files of its own process under /proc (cuInit fails with
+    CUDA_ERROR_OPERATING_SYSTEM when Landlock denies it; granting writes beneath /proc makes it
+    succeed, and benchmarks/landlock_cuda_bisect.py narrows it further). Only the process's own
+    entry is granted: magic links in it (``root``, ``cwd``, ``fd/N``) resolve to their targets,
+    which Landlock checks on their own path, so they open nothing outside the sandbox. Landlock
+    matches a rule by inode and procfs may rebuild a pid directory's dentry (and inode) once it is
+    unused, so the directory is kept open, which pins it."""
+    path = f"/proc/{os.getpid()}" + ("/task" if part == "task" else "")
+    try:
+        _pinned_proc_dirs.append(os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+    except OSError:
+        pass
+    return path
+
+
 def apply_landlock(write_dirs: list[str], variant: frozenset[str] = frozenset()) -> str:
     """``variant`` loosens the ruleset where a machine's GPU stack needs it (chosen by
-    :mod:`d2k_profile.probe`): ``noscope`` (no signal/abstract-socket scoping), ``noioctl`` (device
-    ioctls not governed), ``opendev`` (/dev, /tmp, /run writable too)."""
+    :mod:`d2k_profile.probe`, narrowest first): ``proctask`` (the process's own /proc/<pid>/task
+    files writable: thread names), ``procself`` (all of its own /proc/<pid> writable), ``noscope``
+    (no signal/abstract-socket scoping), ``noioctl`` (device ioctls not governed), ``opendev``
+    (/dev, /tmp, /run writable too)."""
     abi = landlock_abi()
     if abi == 0:
         return "not available (kernel without Landlock or it is disabled)"
-    fs = _fs_rights(min(abi, 4) if "noioctl" in variant else abi)
+    fs = _fs_rights(min(abi, 4) if "noioctl" in variant else abi)  # every rule's rights must be a subset (else EINVAL)
     attr = struct.pack("<Q", fs)
     if abi >= 4:
         attr += struct.pack("<Q", NET_BIND_TCP | NET_CONNECT_TCP)
@@ -146,8 +170,12 @@ def apply_landlock(write_dirs: list[str], variant: frozenset[str] = frozenset())
         for d in writable:
             _add_path(ruleset, d, fs)
         for f in device_files():
-            if os.path.exists(f):
-                _add_path(ruleset, f, FS_READ_FILE | FS_WRITE_FILE | FS_IOCTL_DEV | FS_TRUNCATE)
+            if os.path.exists(f) and not _add_path(ruleset, f, fs & (FS_READ_FILE | FS_WRITE_FILE | FS_IOCTL_DEV | FS_TRUNCATE)):
+                return f"failed: rule for {f}: {_err()}"
+        own_proc = [own_proc_dir(v[4:]) for v in ("proctask", "procself") if v in variant]
+        for d in own_proc:
+            if not _add_path(ruleset, d, fs & OWN_PROC_RIGHTS):
+                return f"failed: rule for {d}: {_err()}"
         if _syscall(LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
             return f"failed: landlock_restrict_self: {_err()}"
     finally:
@@ -157,6 +185,8 @@ def apply_landlock(write_dirs: list[str], variant: frozenset[str] = frozenset())
         extra.append("no TCP bind/connect")
     if abi >= 6 and "noscope" not in variant:
         extra.append("no signals or abstract sockets outside the sandbox")
+    if own_proc:
+        extra.append(f"its own {', '.join(own_proc)} writable (procfs files of this process only)")
     if "noioctl" in variant and abi >= 5:
         extra.append("device ioctls not governed")
     return f"on (ABI {abi}): writes only beneath {', '.join(writable)} and device files" + (f"; {'; '.join(extra)}" if extra else "")

@@ -26,7 +26,9 @@ from pathlib import Path
 from .procs import run_group
 
 FULL = ["landlock", "seccomp", "capabilities"]
-LANDLOCK_VARIANTS = ["landlock", "landlock:noscope", "landlock:noioctl", "landlock:opendev", "landlock:noscope+noioctl+opendev"]
+# Narrowest first: the probe keeps the first that lets CUDA initialise and read an IPC buffer.
+LANDLOCK_VARIANTS = ["landlock", "landlock:proctask", "landlock:procself", "landlock:noscope", "landlock:procself+noscope",
+                     "landlock:noioctl", "landlock:procself+noioctl", "landlock:opendev", "landlock:procself+noscope+noioctl+opendev"]
 SECCOMP_VARIANTS = ["seccomp", "seccomp:vsock", "seccomp:inet"]
 PATTERN = 0x5A
 CHILD_TIMEOUT_S = 60.0

@@ -30,6 +30,18 @@ CHILD = textwrap.dedent('''
     attempt("unix socket", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
     attempt("write inside", lambda: open(os.path.join(build, "x"), "w").write("x"))
     attempt("write outside", lambda: open(outside, "w").write("x"))
+    def write_back(path):  # rewrite a procfs file with its own value
+        with open(path) as f:
+            value = f.read()
+        with open(path, "w") as f:
+            f.write(value)
+    waiter = threading.Event()
+    other = threading.Thread(target=waiter.wait); other.start()
+    attempt("write own proc", lambda: write_back(f"/proc/{os.getpid()}/oom_score_adj"))
+    attempt("write own thread name", lambda: write_back(f"/proc/self/task/{other.native_id}/comm"))
+    waiter.set(); other.join()
+    attempt("write parent proc", lambda: write_back(f"/proc/{os.getppid()}/oom_score_adj"))
+    attempt("write outside via proc root", lambda: open(f"/proc/self/root{outside}", "w").write("x"))
     attempt("setsid", os.setsid)
     attempt("setpgid", lambda: os.setpgid(0, 0))
     got["exec"] = subprocess.run(["echo", "hi"], capture_output=True, text=True).stdout.strip()
@@ -40,7 +52,7 @@ CHILD = textwrap.dedent('''
 
 def run_child(tmp_path, layers):
     build = tmp_path / "build"
-    build.mkdir()
+    build.mkdir(parents=True)
     out = subprocess.run([sys.executable, "-c", CHILD, str(build), str(tmp_path / "outside.txt"), layers], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -117,3 +129,19 @@ def test_registry_kills_what_is_left(tmp_path):
     reg.add(p.pid)
     assert reg.kill_all() == 1 and reg.alive() == []
     assert p.wait(timeout=10) == -signal.SIGKILL
+
+
+def test_own_proc_entry_can_be_opened_up_without_opening_anything_else(tmp_path):
+    """The H200's CUDA writes files of its own process under /proc; the procself variant grants
+    exactly that: not another process's entry, and not the file system through /proc/self/root."""
+    if not confine.landlock_abi():
+        return
+    strict = run_child(tmp_path / "a", "landlock")
+    assert strict["write own proc"] == "denied" and strict["write own thread name"] == "denied"
+    for variant, own in (("landlock:procself", "allowed"), ("landlock:proctask", "denied")):
+        got = run_child(tmp_path / variant.replace(":", "_"), variant)
+        assert got["report"]["enforced"]["landlock"].startswith("on") and "writable (procfs files" in got["report"]["enforced"]["landlock"]
+        assert got["write own thread name"] == "allowed" and got["write own proc"] == own
+        assert got["write parent proc"] == "denied" and got["write outside via proc root"] == "denied"
+        assert got["write outside"] == "denied" and got["write inside"] == "allowed"
+        assert not (tmp_path / variant.replace(":", "_") / "outside.txt").exists()
