@@ -14,7 +14,9 @@
 #   b  build the native call loop (nvcc, once per machine) and time it
 #   k  CUPTI kernel times of every pilot reference and expert call per L2 flush (none, the old
 #      write-only, the new write-then-read, read), against ncu --cache-control all; with NCU_WARM=N a
-#      second ncu pass makes N unprofiled calls before each profiled one (clocks up, as in the timed loop)
+#      second ncu pass makes N unprofiled calls before each profiled one (clocks up, as in the timed loop);
+#      the ncu passes run the configurations the CUPTI pass's autotuners chose (tuned.json); with
+#      CUPTI_GAP_MS=G a second CUPTI pass idles G ms before each call (ncu's power state: no power cap)
 #   s  d2k-profile tasks/softmax --self-check (the expert, and the reference against itself: the
 #      noise floor on 4 workloads), default budget: when the expert's job ended after the command
 #      started (environment.json), against the whole command of the code before the split (.old/)
@@ -96,7 +98,7 @@ fi
 if want k; then
   K="$WORK/ncu"; rm -rf "$K"; mkdir -p "$K"
   t0=$(date +%s.%N)
-  timeout -k 5 "$(lim 100)" python3 benchmarks/profile_ncu_compare.py cupti "$K/cupti.json" > "$K/cupti.txt" 2>&1
+  timeout -k 5 "$(lim 100)" python3 benchmarks/profile_ncu_compare.py cupti "$K/cupti.json" --tuned "$K/tuned.json" > "$K/cupti.txt" 2>&1
   echo "cupti pass rc=$? $(secs "$t0" "$(date +%s.%N)") s" >> "$SUM"
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   if [ -n "$NCU" ] && [ "$(left)" -ge 30 ]; then
@@ -105,16 +107,23 @@ if want k; then
     t0=$(date +%s.%N)
     timeout -k 5 "$(lim 90)" "$NCU" --target-processes all --nvtx "${INC[@]}" --cache-control all --clock-control none \
         --metrics gpu__time_duration.sum --csv --page raw "${RENAME[@]}" \
-        python3 benchmarks/profile_ncu_compare.py ncu "$K/manifest.json" > "$K/ncu.csv" 2> "$K/ncu.err"
+        python3 benchmarks/profile_ncu_compare.py ncu "$K/manifest.json" --pinned "$K/tuned.json" > "$K/ncu.csv" 2> "$K/ncu.err"
     echo "ncu pass rc=$? $(secs "$t0" "$(date +%s.%N)") s; rename: ${RENAME[*]:-no}" >> "$SUM"
     tail -5 "$K/ncu.err" >> "$SUM"
     python3 benchmarks/profile_ncu_compare.py table "$K/cupti.json" "$K/manifest.json" "$K/ncu.csv" > "$K/table.txt" 2>&1
     { echo; echo "== (k) CUPTI vs ncu --cache-control all"; cat "$K/table.txt"; } >> "$SUM"
+    if [ "${CUPTI_GAP_MS:-0}" != 0 ] && [ "$(left)" -ge 60 ]; then  # CUPTI again, idle before each call (the power state of ncu's replays)
+      t0=$(date +%s.%N)
+      timeout -k 5 "$(lim 150)" python3 benchmarks/profile_ncu_compare.py cupti "$K/cupti_gap.json" --pinned "$K/tuned.json" --gap-ms "$CUPTI_GAP_MS" > "$K/cupti_gap.txt" 2>&1
+      echo "cupti pass with ${CUPTI_GAP_MS} ms idle before each call rc=$? $(secs "$t0" "$(date +%s.%N)") s" >> "$SUM"
+      python3 benchmarks/profile_ncu_compare.py table "$K/cupti_gap.json" "$K/manifest.json" "$K/ncu.csv" > "$K/table_gap.txt" 2>&1
+      { echo; echo "== (k) CUPTI with ${CUPTI_GAP_MS} ms idle before each call vs ncu --cache-control all"; cat "$K/table_gap.txt"; } >> "$SUM"
+    fi
     if [ "${NCU_WARM:-0}" -gt 0 ] && [ "$(left)" -ge 30 ]; then  # again, each profiled call preceded by NCU_WARM unprofiled ones
       t0=$(date +%s.%N)
       timeout -k 5 "$(lim 120)" "$NCU" --target-processes all --nvtx "${INC[@]}" --cache-control all --clock-control none \
           --metrics gpu__time_duration.sum --csv --page raw "${RENAME[@]}" \
-          python3 benchmarks/profile_ncu_compare.py ncu "$K/manifest_warm.json" --warm "$NCU_WARM" > "$K/ncu_warm.csv" 2> "$K/ncu_warm.err"
+          python3 benchmarks/profile_ncu_compare.py ncu "$K/manifest_warm.json" --warm "$NCU_WARM" --pinned "$K/tuned.json" > "$K/ncu_warm.csv" 2> "$K/ncu_warm.err"
       echo "ncu warm pass ($NCU_WARM calls before each) rc=$? $(secs "$t0" "$(date +%s.%N)") s" >> "$SUM"
       python3 benchmarks/profile_ncu_compare.py table "$K/cupti.json" "$K/manifest_warm.json" "$K/ncu_warm.csv" > "$K/table_warm.txt" 2>&1
       { echo; echo "== (k) CUPTI vs ncu --cache-control all, $NCU_WARM unprofiled calls before each profiled one"; cat "$K/table_warm.txt"; } >> "$SUM"

@@ -2,12 +2,14 @@
 
 Three subcommands, run by ``benchmarks/profile_h200.sh`` step ``k`` on a GPU:
 
-  cupti OUT.json   every pilot reference and expert call on every workload, timed in this process
+  cupti OUT.json [--tuned T.json] [--gap-ms G] [--pinned T.json]
+                   every pilot reference and expert call on every workload, timed in this process
                    with d2k-profile's native call (flush, stream hold, events) under torch.profiler,
                    the flushes interleaved call by call: none (warm L2: shows what the flushes
                    evict), write (the old flush), write-read, read (the new default); median kernel
-                   time per call
-  ncu MANIFEST [--warm N]
+                   time per call; ``--gap-ms G``: G ms idle before each call (see :func:`cupti`);
+                   ``--pinned T``: run the configurations an earlier pass's autotuners chose
+  ncu MANIFEST [--warm N] [--pinned T.json]
                    the same calls with no flush of ours, for ``ncu --cache-control all
                    --nvtx --nvtx-include <range>/ ...``: each call inside an NVTX range
                    ``cmp_<task>_<workload>_<impl>`` (``ranges`` prints them); writes which calls it made;
@@ -24,9 +26,16 @@ front end's start of the launch; CUPTI from the first block's start), ~1 us, whi
 10-20 us kernel 5-10 % apart. The table prints every flush against raw ncu and, for the default
 read flush, against ncu less that offset, and lists the calls that miss 3 % with why.
 
-Triton's autotuning is cached on disk (TRITON_CACHE_AUTOTUNING=1, set by the script), so the ncu
-pass runs no autotuning kernels. ncu's rows are attributed to calls by NVTX range when ncu renamed
-them (--print-nvtx-rename kernel), else by launch order with the kernels per call of the CUPTI pass.
+The experts are autotuned, and each pass is its own process, which tunes on its own: two processes
+may pick different configurations, which would compare two kernels, not two timers. Triton's disk
+cache of tuning results does not help (it skips configurations with a pre-hook, as the GEMM
+expert's), so ``cupti ... --tuned T`` writes the configuration each autotuner chose, by module
+attribute and tuning key, and ``ncu ... --pinned T`` (or ``cupti ... --pinned T``) installs those
+choices before its first call: every pass then times the same kernels. (Pinning did not change the
+GEMM rows on the H200: their gap is the power cap, see :func:`cupti`'s ``gap_ms``.)
+
+ncu's rows are attributed to calls by NVTX range when ncu renamed them (--print-nvtx-rename
+kernel), else by launch order with the kernels per call of the CUPTI pass.
 """
 
 from __future__ import annotations
@@ -48,13 +57,47 @@ HOLD = 100_000
 MIN_US = 10.0
 
 
+_MODULES: dict[str, object] = {}  # "<task>/<impl>" -> the loaded module (for its autotuners)
+
+
 def impls_of(task):
     from d2k_profile.loader import entry_point, load_module, reference_entry
 
     ref_mod = load_module(task.reference_path, f"ref_{task.id}")
-    out = {"reference": reference_entry(ref_mod)}
-    out["expert"] = entry_point(load_module(task.expert_path, f"expert_{task.id}"), (), "cuda")
-    return ref_mod, out
+    expert_mod = load_module(task.expert_path, f"expert_{task.id}")
+    _MODULES[f"{task.id}/reference"], _MODULES[f"{task.id}/expert"] = ref_mod, expert_mod
+    return ref_mod, {"reference": reference_entry(ref_mod), "expert": entry_point(expert_mod, (), "cuda")}
+
+
+def _autotuners(module) -> dict[str, object]:
+    from triton.runtime.autotuner import Autotuner
+
+    return {name: obj for name, obj in vars(module).items() if isinstance(obj, Autotuner)}
+
+
+def tuned_choices() -> dict[str, list]:
+    """Every autotuner's choices so far: ``{"<task>/<impl>:<attribute>": [[key, config index], ...]}``."""
+    out = {}
+    for where, module in _MODULES.items():
+        for name, tuner in _autotuners(module).items():
+            picks = [[list(key) if isinstance(key, tuple) else key, tuner.configs.index(cfg)]
+                     for key, cfg in tuner.cache.items() if cfg in tuner.configs]
+            if picks:
+                out[f"{where}:{name}"] = picks
+    return out
+
+
+def pin_choices(choices: dict[str, list]) -> int:
+    """Install :func:`tuned_choices` of another process, so this one runs the same configurations
+    without tuning; returns how many it installed."""
+    n = 0
+    for where, picks in choices.items():
+        mod_key, name = where.rsplit(":", 1)
+        tuner = _autotuners(_MODULES[mod_key]).get(name) if mod_key in _MODULES else None
+        for key, index in picks if tuner is not None else ():
+            tuner.cache[tuple(key) if isinstance(key, list) else key] = tuner.configs[index]
+            n += 1
+    return n
 
 
 def native_setup():
@@ -94,13 +137,29 @@ def per_call_kernels(events) -> list[list[tuple[str, float, float]]]:
     return calls
 
 
-def cupti(out_path: str) -> int:
+def pin_task(tid: str, choices: dict, pinned_for: set) -> None:
+    """Pin ``choices`` of task ``tid`` once, when :func:`workloads` first yields it (its modules are loaded then)."""
+    if choices and tid not in pinned_for and tid != "null":
+        pinned_for.add(tid)
+        print(f"{tid}: {pin_choices({k: v for k, v in choices.items() if k.startswith(tid + '/')})} tuned choices pinned", file=sys.stderr)
+
+
+def cupti(out_path: str, tuned_path: str | None = None, gap_ms: float = 0.0, pinned_path: str | None = None) -> int:
+    """``gap_ms``: an idle gap (synchronize, then sleep) before each timed call. Back to back, a
+    compute-bound kernel runs the H200 into its power cap (nvidia-smi: ~690 W, clock event reason
+    "SW power cap", SM clock 1275-1860 MHz instead of 1980 during the GEMM rows), while ncu's
+    serialised replays leave the GPU idle between kernels (under 200 W, 1980 MHz): with gaps both
+    passes time the GPU in the same power state, which separates the timers from the power cap."""
+    import time
+
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     mod = native_setup()
     rows = []
+    choices, pinned_for = (json.load(open(pinned_path)) if pinned_path else {}), set()
     for tid, wl, inputs, impls in workloads():
+        pin_task(tid, choices, pinned_for)
         for impl, fn in impls.items():
             mod.bind((fn,), (inputs,), (), ())
             for _ in range(3):
@@ -110,6 +169,9 @@ def cupti(out_path: str) -> int:
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
                 events_ms = []
                 for f in order:
+                    if gap_ms:
+                        torch.cuda.synchronize()
+                        time.sleep(gap_ms / 1e3)
                     mod.set_flush_mode(FLUSHES[f])
                     events_ms.append(mod.call_local(0, 0, 1, HOLD)[2])
                 torch.cuda.synchronize()
@@ -129,6 +191,9 @@ def cupti(out_path: str) -> int:
         mod.set_flush_mode(3)
     with open(out_path, "w") as fh:
         json.dump(rows, fh, indent=1)
+    if tuned_path:
+        with open(tuned_path, "w") as fh:
+            json.dump(tuned_choices(), fh, indent=1)
     return 0
 
 
@@ -148,7 +213,7 @@ def workloads():
     yield "null", _Null(), (), {"null": null_impl()}
 
 
-def ncu(manifest_path: str, warm: int = 0) -> int:
+def ncu(manifest_path: str, warm: int = 0, pinned_path: str | None = None) -> int:
     """``warm``: calls of the same implementation made just before each profiled call, outside
     its NVTX range (so ncu does not profile them). The CUPTI pass's calls follow a hold kernel and
     a flush, so the GPU is busy and its clocks are up when the timed kernel starts; ncu's calls
@@ -157,9 +222,11 @@ def ncu(manifest_path: str, warm: int = 0) -> int:
     import torch
 
     manifest = []
+    choices, pinned_for = (json.load(open(pinned_path)) if pinned_path else {}), set()
     for tid, wl, inputs, impls in workloads():
+        pin_task(tid, choices, pinned_for)
         for impl, fn in impls.items():
-            fn(inputs)  # autotune results come from the disk cache: no tuning kernels here
+            fn(inputs)  # with --pinned, no tuning kernels here (outside the NVTX ranges in any case)
             torch.cuda.synchronize()
             name = f"cmp_{tid}_{wl.name}_{impl}"
             for _ in range(NCU_CALLS):
@@ -280,10 +347,11 @@ def table(cupti_path: str, manifest_path: str, ncu_path: str) -> int:
 
 def main(argv: list[str]) -> int:
     try:
+        opts = dict(zip(argv[2::2], argv[3::2]))  # "--warm N", "--tuned PATH", ... after the positional path
         if argv[0] == "cupti":
-            return cupti(argv[1])
+            return cupti(argv[1], opts.get("--tuned"), float(opts.get("--gap-ms", 0)), opts.get("--pinned"))
         if argv[0] == "ncu":
-            return ncu(argv[1], int(argv[3]) if len(argv) > 3 and argv[2] == "--warm" else 0)
+            return ncu(argv[1], int(opts.get("--warm", 0)), opts.get("--pinned"))
         if argv[0] == "table":
             return table(*argv[1:4])
         if argv[0] == "ranges":

@@ -120,7 +120,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=positive(float), default=300.0, help="seconds per workload before its sandbox is killed (default: %(default)s)")
     p.add_argument("--build-timeout", type=positive(float), default=600.0, help="seconds to import/compile a submission (default: %(default)s)")
     p.add_argument("--budget", type=positive(float), default=1.0, help="timing budget per workload in seconds, all implementations together (default: %(default)s)")
-    p.add_argument("--target-rse", type=positive(float), default=0.002, help="stop timing when the relative standard error is below this (default: %(default)s)")
+    p.add_argument("--target-rse", type=positive(float), default=0.0015, help="stop timing when every implementation's median has a relative standard error below this, estimated from the IQR (default: %(default)s)")
     p.add_argument("--jobs", type=positive(int), default=2, help="parallel pre-builds and compile checks, and parallel judges without a GPU (default: %(default)s)")
     p.add_argument("--tasks-root", type=Path, default=None, metavar="DIR",
                    help=f"folder of task folders (default: ${ENV_SUITE}/tasks, else the bundled tasks)")

@@ -158,3 +158,20 @@ def test_hold_for_and_calibration():
     assert timing.hold_for({"x": 10.0}, cycles_per_us=1000.0).us == timing.MAX_HOLD_US
     assert timing.cycles_per_us(1_000_000, [0.52, 0.505, 0.51, 0.9, -1.0]) == pytest.approx(1_000_000 / 520.0)  # median of the valid ones
     assert timing.cycles_per_us(1000, []) == Hold().cycles_per_us
+
+
+def test_a_tail_of_slow_calls_does_not_keep_timing_going_once_the_median_is_settled():
+    # nine fast calls and one 5x slower, over and over: the mean's error stays large (~13 % at
+    # 20 rounds), the median's is zero (the quartiles are both 1.0), so timing stops at min_reps
+    clock = FakeClock()
+    dev = FakeDevice(clock, {"a": [1.0] * 9 + [5.0]}, call_s=0.0)
+    m = timing.measure(["a"], dev, TimingConfig(min_reps=20, target_rse=0.01, budget_s=100.0), random.Random(0), clock=clock)
+    assert m.rounds == 20
+
+
+def test_median_rse_matches_the_normal_theory():
+    rng = random.Random(1)
+    xs = [rng.gauss(100.0, 2.0) for _ in range(4000)]
+    want = (3.14159265 / 2) ** 0.5 * 2.0 / 4000 ** 0.5 / 100.0  # sqrt(pi/2) sigma / sqrt(n) / median
+    assert timing.median_rse(xs) == pytest.approx(want, rel=0.1)
+    assert timing.median_rse([1.0, 2.0, 3.0]) == float("inf")  # too few samples to have quartiles
