@@ -66,16 +66,7 @@ def _launch_roots(hosts: list, launches, uses) -> list:
     name_of = (lambda h: h.name) if not hosts or not isinstance(hosts[0], tuple) else (lambda h: h[1].name)
     by_name = {name_of(h): h for h in hosts}
     reaches: dict[str, bool] = {}
-
-    def reach(name: str, seen: frozenset = frozenset()) -> bool:
-        if name in reaches:
-            return reaches[name]
-        h = by_name[name]
-        out = launches(h) or any(reach(n, seen | {name}) for n in uses(h) if n in by_name and n not in seen and n != name)
-        reaches[name] = out
-        return out
-
-    live = [n for n in by_name if reach(n)]
+    live = [n for n in by_name if _reaches_launch(n, by_name, launches, uses, reaches)]
     called = {n for c in live for n in uses(by_name[c]) if n in by_name and n != c}
     roots = [n for n in live if n not in called]
     covered = set()
@@ -88,6 +79,20 @@ def _launch_roots(hosts: list, launches, uses) -> list:
         todo += [m for m in uses(by_name[n]) if m in by_name]
     roots += [n for n in live if launches(by_name[n]) and n not in covered]
     return [by_name[n] for n in roots]
+
+
+def _reaches_launch(name: str, by_name: dict, launches, uses, reaches: dict[str, bool], seen: frozenset = frozenset()) -> bool:
+    """Whether host function ``name`` launches a kernel or calls (transitively) one that does;
+    answers memoised in ``reaches``. A module-level function, not a closure that calls itself:
+    such a closure is a reference cycle that keeps every host function it can see alive until
+    the cyclic garbage collector runs."""
+    if name in reaches:
+        return reaches[name]
+    h = by_name[name]
+    out = launches(h) or any(_reaches_launch(n, by_name, launches, uses, reaches, seen | {name})
+                             for n in uses(h) if n in by_name and n not in seen and n != name)
+    reaches[name] = out
+    return out
 
 
 def _bind_arguments(func: Func, launches: list[LaunchFact]) -> None:

@@ -368,16 +368,16 @@ def library_call(interp, e: Call, loc: Loc, base: E | None = None) -> E:
     if fn.startswith("ctor:"):
         interp.note_type(fn[5:])  # library types constructed as values (CuTe copy / MMA atoms)
     if base is not None:
-        args = (base,) + tuple(interp.ev(a, loc) for a in e.args[1:])
+        args = (base,) + tuple([interp.ev(a, loc) for a in e.args[1:]])  # lists first: no generator frames
     else:
-        args = tuple(interp.ev(a, loc) for a in e.args)
+        args = tuple([interp.ev(a, loc) for a in e.args])
     lambdas = [a for a in args if isinstance(a, Lambda)]
     if lambdas:  # code handed to a library (AT_DISPATCH_*, a launcher wrapper) runs: interpret it
         tb = {"scalar_t": TypeRef("|".join(dispatch_types(fn, args)))} if fn.startswith("AT_DISPATCH") else {}
         for lam in lambdas:
             interp.inline_lambda(lam, [], loc, tb)
-    kw = tuple((k, interp.ev(v, loc)) for k, v in e.kw)
-    targs = tuple(interp.resolve_typeref(t) if isinstance(t, TypeRef) else interp.ev(t, loc) for t in e.targs)
+    kw = tuple([(k, interp.ev(v, loc)) for k, v in e.kw]) if e.kw else ()
+    targs = tuple([interp.resolve_typeref(t) if isinstance(t, TypeRef) else interp.ev(t, loc) for t in e.targs]) if e.targs else ()
     s = short(fn)
     if base is None and e.args and s in TILE_DST_OPS and _tile_library(fn):
         value = TILE_DST_OPS[s](args)

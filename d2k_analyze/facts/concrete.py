@@ -8,6 +8,8 @@ arithmetic: consecutive lanes on consecutive vectors is coalesced, whatever the 
 
 from __future__ import annotations
 
+from typing import Callable
+
 from .expr import Cast, E, Num, Op, Sym, operators
 from .poly import opaque_expr
 
@@ -72,16 +74,23 @@ def _apply(op: str, v: list[int]) -> int:
                 out *= x
             return out
         a, b = (v + [0])[:2]
-        return {
-            "-": lambda: a - b, "neg": lambda: -a, "/": lambda: int(a / b) if b else _raise(), "//": lambda: a // b,
-            "%": lambda: a % b, "<<": lambda: a << b, ">>": lambda: a >> b, "&": lambda: a & b, "|": lambda: a | b,
-            "^": lambda: a ^ b, "<": lambda: int(a < b), "<=": lambda: int(a <= b), ">": lambda: int(a > b),
-            ">=": lambda: int(a >= b), "==": lambda: int(a == b), "!=": lambda: int(a != b), "min": lambda: min(v),
-            "max": lambda: max(v), "and": lambda: int(all(v)), "or": lambda: int(any(v)), "not": lambda: int(not a),
-            "~": lambda: ~a, "cdiv": lambda: -(-a // b), "rescale": lambda: (a * b) // v[2],
-        }[op]()
+        return _OPS[op](a, b, v)
     except (KeyError, ZeroDivisionError, ValueError, OverflowError) as exc:
         raise Unknown(op) from exc
+
+
+# the other operators of :func:`_apply`, on (first operand, second operand, all operands): built
+# once, not as a table of closures per call (it runs for every operator of every lane)
+_OPS: dict[str, Callable[[int, int, list[int]], int]] = {
+    "-": lambda a, b, v: a - b, "neg": lambda a, b, v: -a, "/": lambda a, b, v: int(a / b) if b else _raise(),
+    "//": lambda a, b, v: a // b, "%": lambda a, b, v: a % b, "<<": lambda a, b, v: a << b, ">>": lambda a, b, v: a >> b,
+    "&": lambda a, b, v: a & b, "|": lambda a, b, v: a | b, "^": lambda a, b, v: a ^ b, "<": lambda a, b, v: int(a < b),
+    "<=": lambda a, b, v: int(a <= b), ">": lambda a, b, v: int(a > b), ">=": lambda a, b, v: int(a >= b),
+    "==": lambda a, b, v: int(a == b), "!=": lambda a, b, v: int(a != b), "min": lambda a, b, v: min(v),
+    "max": lambda a, b, v: max(v), "and": lambda a, b, v: int(all(v)), "or": lambda a, b, v: int(any(v)),
+    "not": lambda a, b, v: int(not a), "~": lambda a, b, v: ~a, "cdiv": lambda a, b, v: -(-a // b),
+    "rescale": lambda a, b, v: (a * b) // v[2],
+}
 
 
 def _raise():

@@ -237,20 +237,32 @@ def rewrite_within(e: E, fn: Callable[[E], E], touches: Callable[[E], bool], mem
     is kept as it is, the same object, instead of being rebuilt node by node into an equal copy.
     Sharing is kept as :func:`rewrite` with a memo keeps it, and the kept nodes' per-node memos
     stay valid for the result."""
-    if memo is None:
-        memo = {}
+    return _RewriteWithin(fn, touches, {} if memo is None else memo).sub(e)
 
-    def sub(n: E) -> E:
-        if not touches(n):
+
+class _RewriteWithin:
+    """The recursion of :func:`rewrite_within`, as a method rather than a nested function: a
+    nested function that calls itself is a reference cycle (function -> closure cell ->
+    function), so it and all it holds (the memo, ``fn`` and whatever ``fn`` closes over, such
+    as a kernel's facts) would outlive the call until the cyclic garbage collector finds them.
+    Freed on return instead, they neither wait in memory nor make every collection slower."""
+
+    __slots__ = ("fn", "touches", "memo")
+
+    def __init__(self, fn: Callable[[E], E], touches: Callable[[E], bool], memo: dict):
+        self.fn = fn
+        self.touches = touches
+        self.memo = memo
+
+    def sub(self, n: E) -> E:
+        if not self.touches(n):
             return n
-        hit = memo.get(id(n))
+        hit = self.memo.get(id(n))
         if hit is not None and hit[0] is n:
             return hit[1]
-        out = _rewrite_node(n, sub, fn)
-        memo[id(n)] = (n, out)
+        out = _rewrite_node(n, self.sub, self.fn)
+        self.memo[id(n)] = (n, out)
         return out
-
-    return sub(e)
 
 
 def _rewrite_node(e: E, sub: Callable[[E], E], fn: Callable[[E], E]) -> E:
@@ -276,6 +288,7 @@ _NODES_LIMIT = 100_000
 
 
 _MEMOS: list[dict] = []
+_CACHES: list[Callable[[], None]] = []  # ``cache_clear`` of other memos keyed by expressions
 
 
 def forget_nodes() -> None:
@@ -284,6 +297,17 @@ def forget_nodes() -> None:
     collector scans again and again) for nothing, since no later submission shares a node."""
     for memo in _MEMOS:
         memo.clear()
+    for clear in _CACHES:
+        clear()
+
+
+def forget_with_nodes(clear: Callable[[], None]) -> None:
+    """Have :func:`forget_nodes` also call ``clear``: for a cache keyed by expression *values*
+    (an ``lru_cache`` of a pure function of the expression). Such a cache would otherwise keep
+    up to its size in expressions and results of earlier submissions alive for the whole run,
+    objects every later garbage collection must scan again; a later submission rarely meets an
+    equal value, and recomputing it gives the same answer."""
+    _CACHES.append(clear)
 
 
 def per_node(fn: Callable[[E], T]) -> Callable[[E], T]:
@@ -305,6 +329,7 @@ def per_node(fn: Callable[[E], T]) -> Callable[[E], T]:
         memo[id(e)] = (e, result)
         return result
 
+    cached.memo = memo  # type: ignore[attr-defined]  # for recursions that read it inline (subtree_has, atoms)
     return cached
 
 
@@ -314,8 +339,13 @@ def nodes(e: E) -> tuple[E, ...]:
     out: list[E] = []
     stack = [e]
     get = _CHILDREN.get
+    listed = _NODES_MEMO.get
     while stack:
         n = stack.pop()
+        hit = listed(id(n)) if n is not e else None
+        if hit is not None and hit[0] is n:  # a subtree listed before: its pre-order, copied in C
+            out.extend(hit[1])
+            continue
         out.append(n)
         kids = get(type(n))
         if kids is not None:
@@ -323,15 +353,19 @@ def nodes(e: E) -> tuple[E, ...]:
     return tuple(out)
 
 
+_NODES_MEMO: dict = nodes.memo  # type: ignore[attr-defined]
+
+
 def walk(e: E) -> Iterator[E]:
     """Pre-order walk of an expression tree."""
-    return iter(nodes(e))
+    hit = _NODES_MEMO.get(id(e))  # most values were walked already: no call of the memo wrapper
+    return iter(hit[1] if hit is not None and hit[0] is e else nodes(e))
 
 
 @per_node
 def operators(e: E) -> tuple[E, ...]:
     """The operator and call nodes of ``e`` (pre-order): formula recognisers only look at these."""
-    return tuple(n for n in nodes(e) if type(n) is Op or type(n) is Call)
+    return tuple([n for n in nodes(e) if type(n) is Op or type(n) is Call])  # a list first: faster than a generator
 
 
 @per_node
@@ -343,15 +377,19 @@ def order_key(e: E) -> str:
     names = _REPR_FIELDS.get(type(e))
     if names is None:
         return repr(e)
-    return f"{type(e).__name__}(" + ", ".join(f"{n}={_field_text(getattr(e, n))}" for n in names) + ")"
+    return f"{type(e).__name__}(" + ", ".join([f"{n}={_field_text(getattr(e, n))}" for n in names]) + ")"
 
 
 def _field_text(v) -> str:
     if isinstance(v, E):
-        return order_key(v)
+        hit = _ORDER_MEMO.get(id(v))  # the memo read here: most fields were keyed already
+        return hit[1] if hit is not None and hit[0] is v else order_key(v)
     if type(v) is tuple:
-        return "(" + ", ".join(map(_field_text, v)) + ("," if len(v) == 1 else "") + ")"
+        return "(" + ", ".join([_field_text(x) for x in v]) + ("," if len(v) == 1 else "") + ")"
     return repr(v)
+
+
+_ORDER_MEMO: dict = order_key.memo  # type: ignore[attr-defined]
 
 
 @per_node
@@ -363,17 +401,23 @@ def _node_count(e: E) -> int:
         return 1
     try:
         total = 1
+        counted = _COUNT_MEMO.get
         for c in get(e):
-            total += min(_node_count(c), 10_000)
+            hit = counted(id(c))  # the memo read here: most children were counted already
+            total += min(hit[1] if hit is not None and hit[0] is c else _node_count(c), 10_000)
         return total
     except RecursionError:
         return len(nodes(e))
 
 
+_COUNT_MEMO: dict = _node_count.memo  # type: ignore[attr-defined]
+
+
 def size(e: E, cap: int = 10_000) -> int:
     """The number of nodes of ``e``, at most ``cap`` (the interpreter asks it of every value it
     builds, to keep values small)."""
-    return min(_node_count(e), cap)
+    hit = _COUNT_MEMO.get(id(e))
+    return min(hit[1] if hit is not None and hit[0] is e else _node_count(e), cap)
 
 
 def subtree_has(pred: Callable[[E], bool]) -> Callable[[E], bool]:
@@ -387,13 +431,22 @@ def subtree_has(pred: Callable[[E], bool]) -> Callable[[E], bool]:
         try:
             if pred(e):
                 return True
-            for c in children(e):  # a loop, not any(generator): this runs for every node
-                if has(c):
+            kids = _CHILDREN.get(type(e))
+            if kids is None:
+                return False
+            get = memo.get
+            for c in kids(e):  # a loop, not any(generator): this runs for every node
+                hit = get(id(c))  # the memo read here: most children were asked already
+                if hit is not None and hit[0] is c:
+                    if hit[1]:
+                        return True
+                elif has(c):
                     return True
             return False
         except RecursionError:
             return any(pred(n) for n in walk(e))
 
+    memo = has.memo
     return has
 
 
@@ -422,8 +475,11 @@ def atoms(e: E) -> frozenset[str]:
     about), walking the tree only when it is too deep to recurse."""
     try:
         acc = _own_atoms(e)
-        for c in children(e):
-            s = atoms(c)
+        kids = _CHILDREN.get(type(e))
+        get = _ATOMS_MEMO.get
+        for c in kids(e) if kids is not None else ():
+            hit = get(id(c))  # the memo read here, not through the wrapper: most children were asked already
+            s = hit[1] if hit is not None and hit[0] is c else atoms(c)
             if s is acc or not s or s <= acc:
                 continue
             acc = s if not acc or acc <= s else acc | s  # a new set only when both add keys
@@ -432,6 +488,7 @@ def atoms(e: E) -> frozenset[str]:
         return _walked_atoms(e)
 
 
+_ATOMS_MEMO: dict = atoms.memo  # type: ignore[attr-defined]
 _NO_ATOMS: frozenset[str] = frozenset()
 
 

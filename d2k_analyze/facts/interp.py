@@ -158,7 +158,7 @@ class Interp:
         return self.frames[-1]
 
     def lookup(self, name: str) -> Cell | None:
-        for scope in reversed(self.frame.scopes):
+        for scope in reversed(self.frames[-1].scopes):  # not ``self.frame``: a property call on a hot path
             c = scope.get(name)
             if c is not None:
                 return c
@@ -542,7 +542,7 @@ class Interp:
                 return target.value
             ptr = self.as_ptr(pointer)
             return self.load(ptr, loc, "deref") if ptr is not None else Sym("deref")
-        args = tuple(self.ev(a, loc) for a in e.args)
+        args = tuple([self.ev(a, loc) for a in e.args])  # a list first: no generator frame per operand
         return self.cap(builtins.binop(e.op, args))
 
     def _ev_index(self, e: Index, loc: Loc) -> E:
@@ -863,7 +863,7 @@ _EV: dict[type, Callable[[Interp, E, Loc], E]] = {
     Attr: Interp.attr,  # methods of the same signature: no wrapper frame on the hottest path
     Cast: lambda i, e, loc: builtins.cast(i, e.type, i.ev(e.arg, loc)),
     Call: Interp.call,
-    Tup: lambda i, e, loc: Tup(tuple(i.ev(x, loc) for x in e.items)),
+    Tup: lambda i, e, loc: Tup(tuple([i.ev(x, loc) for x in e.items])),
 }
 
 

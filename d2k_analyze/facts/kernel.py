@@ -107,13 +107,13 @@ class CallFact:
     loops: tuple[int, ...]
     guards: tuple[E, ...]
 
+    def __post_init__(self) -> None:
+        # the last segment of the name, once: detectors ask it of every call again and again
+        self.short: str = short(self.call.fn)  # an attribute, not a field: equality and repr stay the fields'
+
     @property
     def fn(self) -> str:
         return self.call.fn
-
-    @property
-    def short(self) -> str:
-        return short(self.call.fn)
 
 
 @dataclass

@@ -36,7 +36,9 @@ def canonical(path: str) -> str:
 def imports(root: Node) -> dict[str, str]:
     """``alias -> full dotted path`` of every import in a module (module level and nested)."""
     table = dict(DEFAULT_IMPORTS)
-    for n in of_types(root, "python", ("import_statement", "import_from_statement")):
+    # one query for both loops (each a walk of the whole module in C), split by type in source order
+    found = of_types(root, "python", ("import_statement", "import_from_statement", "assignment"))
+    for n in found:
         if n.type == "import_statement":
             for c in n.named_children:
                 if c.type == "aliased_import":
@@ -54,8 +56,8 @@ def imports(root: Node) -> dict[str, str]:
                     table[text(c).split(".")[-1]] = f"{base}.{text(c)}"
     # module-level names bound to an imported API (``desc_fn = tl.make_tensor_descriptor``, also
     # under ``if hasattr(tl, ...):`` / ``try:``): the first binding in source order stands
-    for n in of_types(root, "python", ("assignment",)):
-        if not _module_level(n):
+    for n in found:
+        if n.type != "assignment" or not _module_level(n):
             continue
         left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
         if left is None or right is None or left.type != "identifier" or right.type not in ("attribute", "identifier"):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 
-from .expr import Cast, E, Load, Num, Op, Ptr, Sym, atoms, num
+from .expr import Cast, E, Load, Num, Op, Ptr, Sym, atoms, forget_with_nodes, num
 
 Monomial = tuple[str, ...]
 Poly = tuple[tuple[Monomial, Fraction], ...]  # sorted, hashable
@@ -52,14 +52,21 @@ def const(c) -> Poly:
     return _norm({(): Fraction(c)})
 
 
+_ONE = Fraction(1)  # shared: Fractions are immutable, and building one costs a Python call
+
+
 def term(key: str) -> Poly:
-    return ((((key,)), Fraction(1)),)
+    return ((((key,)), _ONE),)
 
 
 def add(a: Poly, b: Poly, sign: int = 1) -> Poly:
     d = dict(a)
+    get = d.get
     for m, c in b:
-        d[m] = d.get(m, Fraction(0)) + sign * c
+        if sign != 1:
+            c = sign * c
+        old = get(m)  # a new monomial keeps its coefficient: no ``Fraction(0) + c`` (a Fraction built per term)
+        d[m] = c if old is None else old + c
     return _norm(d)
 
 
@@ -70,7 +77,8 @@ def mul(a: Poly, b: Poly) -> Poly:
             m = tuple(sorted(ma + mb))
             if len(m) > 4:
                 m = (opaque_key(Op("*", (Num(len(m)),))),)  # runaway degree: one opaque term
-            d[m] = d.get(m, Fraction(0)) + ca * cb
+            old = d.get(m)
+            d[m] = ca * cb if old is None else old + ca * cb
     return _norm(d)
 
 
@@ -131,6 +139,9 @@ def poly(e: E) -> Poly:
         if e.op in ("/", "//", ">>", "%", "&") and len(a) == 2:
             return _divmod(e)
     return term(opaque_key(e))
+
+
+forget_with_nodes(poly.cache_clear)  # pure given the opaque keys, which stay: see forget_with_nodes
 
 
 def _divmod(e: Op) -> Poly:
