@@ -17,8 +17,8 @@ offsets (an expert's weight, a group's first row).
    index (a block/program id, or the iteration of a loop that starts at one); or, where the
    comparison is a ``while`` condition (which the fact layer does not keep), a ``while`` loop
    nested in such a tile loop whose induction variable steps by a count.
-4. The group found reaches the operands: a global load (pointer or descriptor) whose offset
-   contains a reduction over the comparison (``tl.sum(prefix <= tile)``: the number of groups
+4. The group found reaches the operands: a global load (pointer or descriptor) of another array
+   than the sizes whose offset contains a reduction over the comparison (``tl.sum(prefix <= tile)``: the number of groups
    that end before the tile, used as the group index; a comparison used only as a mask or a
    ``tl.where`` select does not count), or a local
    assigned under the comparison (``if (tile < end) { g = e; break; }``) or counted up inside the
@@ -29,7 +29,9 @@ A batched GEMM whose grid axis is the batch (every batch the same size, no runni
 loop that launches one kernel per group (each launch sees one GEMM: no sizes loaded); a tile ->
 group table written by the host and read per tile (no counts or search in the kernel); sizes
 loaded only to mask the rows of a grid sized for the largest group; a segment search over row
-offsets with no tile counts (``cumsum(sizes) <= row``: no ceil-division by a tile size).
+offsets with no tile counts (``cumsum(sizes) <= row``: no ceil-division by a tile size); a kernel
+that builds a tile -> group table on the device (it finds each tile's group but reads only the
+sizes array again, no operand).
 """
 
 from __future__ import annotations
@@ -146,8 +148,11 @@ def detect(f):
     if not searches and not walks:
         return absent("per-group tile counts are summed, but no tile index is located in that sum")
     size_loads = {n.access for a in f.assigns for n in walk(a.new) if isinstance(n, Load) and _is_count_source(a.new, n)}
+    # the sizes' own arrays: reading the found group's size (to record it in a tile table) is
+    # not reading an operand
+    size_objs = {f.accesses[i].obj for i in size_loads if i < len(f.accesses)}
     for acc in f.accesses:
-        if acc.space != "global" or acc.kind not in ("load", "rmw") or acc.id in size_loads:
+        if acc.space != "global" or acc.kind not in ("load", "rmw") or acc.id in size_loads or acc.obj in size_objs:
             continue
         keys = atoms(acc.off)
         if counts_groups(acc.off) or _cell_atoms(keys, group_cells):

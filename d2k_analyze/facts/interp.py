@@ -141,13 +141,21 @@ class Interp:
     def implicit_object(self, base: E) -> Ptr:
         """A pointer whose origin is not visible (a struct field of a parameter, a pointer loaded
         from memory, a library allocator's result): one implicit object per distinct base value,
-        in shared memory when the base derives from shared memory, else global."""
+        in shared memory when the base derives from shared memory; in registers (``local``) when
+        it is a field of a local declared without an initialiser, such as a WMMA fragment's
+        ``frag.x[i]`` (nothing else such a base can point into: its value is the struct itself);
+        else global."""
         key = repr(base)[:200]
         oid = self.param_objs.get(key)
         if oid is None:
             keys = atoms(base)
             shared = {f"obj#{o.id}" for o in self.f.objects.values() if o.space == "shared"}
-            space = "shared" if keys & shared or "space:shared" in keys or "load:shared" in keys else "global"
+            if keys & shared or "space:shared" in keys or "load:shared" in keys:
+                space = "shared"
+            elif isinstance(base, Attr) and keys and all(k.startswith("undef#") for k in keys):
+                space = "local"
+            else:
+                space = "global"
             oid = self.new_obj(space, "", (), self.f.loc, "implicit")
             self.param_objs[key] = oid
         return Ptr(oid, "", ZERO)
@@ -542,8 +550,33 @@ class Interp:
                 return target.value
             ptr = self.as_ptr(pointer)
             return self.load(ptr, loc, "deref") if ptr is not None else Sym("deref")
+        if e.op == "?:" and len(e.args) == 3:
+            return self._ev_select(e, loc)
         args = tuple([self.ev(a, loc) for a in e.args])  # a list first: no generator frame per operand
         return self.cap(builtins.binop(e.op, args))
+
+    def _ev_select(self, e: Op, loc: Loc) -> E:
+        """``c ? x : y``: each branch evaluated under its condition, as an ``if`` does, so that a
+        load in ``in_bounds ? p[i] : 0`` is known to be guarded (a bounds check written as a
+        conditional expression instead of a statement); a condition known at analysis time
+        evaluates only the branch it takes."""
+        c = self.ev(e.args[0], loc)
+        truth = builtins.truth(c)
+        if truth is True:
+            return self.ev(e.args[1], loc)
+        if truth is False:
+            return self.ev(e.args[2], loc)
+        self.guards.append(c)
+        try:
+            x = self.ev(e.args[1], loc)
+        finally:
+            self.guards.pop()
+        self.guards.append(Op("not", (c,)))
+        try:
+            y = self.ev(e.args[2], loc)
+        finally:
+            self.guards.pop()
+        return self.cap(builtins.binop("?:", (c, x, y)))
 
     def _ev_index(self, e: Index, loc: Loc) -> E:
         base = self.ev(e.base, loc)

@@ -267,7 +267,7 @@ class CudaLowering:
             declared = _misparsed_reference_decl(left) if op == "=" else None
             if declared:  # `Tile<64,64> (&tiles)[2] = alloc.allocate<...>()` parsed as an expression
                 return [Decl(loc, declared, "auto&", init=self.expr(right), ref=True)]
-            if right is not None and right.type == "assignment_expression":  # a = b = c
+            if right is not None and right.type == "assignment_expression" and _split_comparison(right) is None:  # a = b = c
                 inner = self.expr_stmt(right, at)
                 target = right.child_by_field_name("left")
                 return inner + [Assign(loc, self.expr(left), op, self.expr(target))]
@@ -337,7 +337,8 @@ class CudaLowering:
         if t == "conditional_expression":
             return Op("?:", (self.expr(n.child_by_field_name("condition")), self.expr(n.child_by_field_name("consequence")), self.expr(n.child_by_field_name("alternative"))))
         if t == "assignment_expression":
-            return self.expr(n.child_by_field_name("right"))
+            split = _split_comparison(n)
+            return self.expr(split if split is not None else n.child_by_field_name("right"))
         if t == "comma_expression":
             kids = [c for c in n.named_children if c.type != "comment"]
             return self.expr(kids[-1]) if kids else Num(0)
@@ -512,6 +513,42 @@ def _number(s: str) -> int | float:
         return float(body)
     except ValueError:
         return 0
+
+
+_LESS_THAN = re.compile(r"\b([A-Za-z_]\w*)(\s*)<(?![<=])")
+
+
+def _split_comparison(n: Node) -> Node | None:
+    """The comparison tree-sitter read as a template: ``r < M && c >= 0`` parses as the template
+    ``r<M && c>`` assigned ``0`` (a ``>=`` split into the ``>`` that closes a template argument
+    list and an ``=``), which would turn every bounds check written that way into an assignment
+    of a constant. Recognised by position alone: an ``=`` whose left side ends in a template
+    argument list whose ``>`` touches it. Returns the expression parsed again with each
+    ``name <`` written ``(name) <`` (which cannot open a template argument list), on the same
+    source row so that locations stay right; None when ``n`` is not such a split."""
+    op, left = n.child_by_field_name("operator"), n.child_by_field_name("left")
+    if op is None or left is None or _token(op) != "=":
+        return None
+    last = left
+    while last is not None and last.type == "binary_expression":
+        last = last.child_by_field_name("right")
+    args = last.child_by_field_name("arguments") if last is not None and last.type == "template_function" else None
+    if args is None or args.end_byte != op.start_byte:
+        return None
+    return _reparse_expression(_LESS_THAN.sub(r"(\1)\2<", text(n)), n.start_point[0])
+
+
+@lru_cache(maxsize=256)
+def _reparse_expression(source: str, row: int) -> Node | None:
+    from ..parsing.treesitter import parse
+
+    tree, _ = parse("cuda", "\n" * row + "void d2k_reparsed() { (" + source + "); }")
+    body = tree.root_node.named_children[0].child_by_field_name("body") if tree.root_node.named_child_count else None
+    stmt = body.named_children[0] if body is not None and body.named_child_count else None
+    inner = stmt.named_children[0] if stmt is not None and stmt.type == "expression_statement" and stmt.named_child_count else None
+    if inner is None or inner.type != "parenthesized_expression" or inner.has_error:
+        return None
+    return inner.named_children[0] if inner.named_child_count else None
 
 
 def _token(n: Node | None) -> str:

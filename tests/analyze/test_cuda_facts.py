@@ -1,0 +1,73 @@
+"""Facts of CUDA code that tree-sitter or a naive lowering gets wrong: bounds checks written as
+``a < b && c >= d`` (tree-sitter reads a template there), loads inside a conditional expression
+(guarded by its condition), and fields of register structs such as WMMA fragments (registers,
+not global memory)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from d2k_analyze.facts.expr import Op, walk
+from d2k_analyze.model import SourceFile
+from d2k_analyze.parsing import kernel_units
+
+
+def facts_of(tmp_path: Path, src: str):
+    path = tmp_path / "k.cu"
+    path.write_text(src)
+    units, _ = kernel_units([SourceFile(path, "cuda", src)])
+    return units[0].ast
+
+
+def comparisons(e) -> list[str]:
+    return sorted(n.op for n in walk(e) if isinstance(n, Op) and n.op in ("<", "<=", ">", ">="))
+
+
+def test_a_parenthesised_bounds_check_with_less_than_then_greater_equal_keeps_every_comparison(tmp_path):
+    # in parentheses tree-sitter reads "y < rows && x >" as a template and "= lo && ..." as an assignment
+    f = facts_of(tmp_path, """
+__global__ void clip_copy(const float* src, float* dst, int rows, int cols, int lo) {
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  bool inside = (y >= 0 && y < rows && x >= lo && x < cols);
+  if (inside) dst[y * cols + x] = src[y * cols + x];
+}
+""")
+    load = next(a for a in f.accesses if a.kind == "load")
+    assert [comparisons(g) for g in load.guards] == [["<", "<", ">=", ">="]]
+    flag = next(a for a in f.assigns if a.loc.line == 5)
+    assert comparisons(flag.new) == ["<", "<", ">=", ">="]
+
+
+def test_a_load_in_a_conditional_expression_is_guarded_by_its_condition(tmp_path):
+    f = facts_of(tmp_path, """
+__global__ void pad_read(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = (i < n && i >= 1) ? in[i - 1] : 0.0f;
+  out[i] = v;
+}
+""")
+    load = next(a for a in f.accesses if a.kind == "load")
+    assert [comparisons(g) for g in load.guards] == [["<", ">="]]
+    store = next(a for a in f.accesses if a.kind == "store")
+    assert store.guards == ()
+
+
+def test_fields_of_a_wmma_fragment_are_registers(tmp_path):
+    f = facts_of(tmp_path, """
+#include <mma.h>
+using namespace nvcuda;
+__global__ void scale_tile(const half* a, const half* b, float* c, float s) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::fill_fragment(acc, 0.0f);
+  wmma::load_matrix_sync(fa, a, 16);
+  wmma::load_matrix_sync(fb, b, 16);
+  wmma::mma_sync(acc, fa, fb, acc);
+  for (int e = 0; e < acc.num_elements; ++e) acc.x[e] *= s;
+  wmma::store_matrix_sync(c, acc, 16, wmma::mem_row_major);
+}
+""")
+    on_line_12 = [a for a in f.accesses if a.loc.line == 12]
+    assert on_line_12 and {f.objects[a.obj].space for a in on_line_12} == {"local"}
