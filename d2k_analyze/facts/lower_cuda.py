@@ -535,7 +535,9 @@ def _split_comparison(n: Node) -> Node | None:
     args = last.child_by_field_name("arguments") if last is not None and last.type == "template_function" else None
     if args is None or args.end_byte != op.start_byte:
         return None
-    return _reparse_expression(_LESS_THAN.sub(r"(\1)\2<", text(n)), n.start_point[0])
+    written = text(n)
+    fixed = _LESS_THAN.sub(r"(\1)\2<", written)
+    return _reparse_expression(fixed, n.start_point[0]) if fixed != written else None
 
 
 @lru_cache(maxsize=256)
@@ -546,9 +548,12 @@ def _reparse_expression(source: str, row: int) -> Node | None:
     body = tree.root_node.named_children[0].child_by_field_name("body") if tree.root_node.named_child_count else None
     stmt = body.named_children[0] if body is not None and body.named_child_count else None
     inner = stmt.named_children[0] if stmt is not None and stmt.type == "expression_statement" and stmt.named_child_count else None
-    if inner is None or inner.type != "parenthesized_expression" or inner.has_error:
+    if inner is None or inner.type != "parenthesized_expression" or inner.has_error or not inner.named_child_count:
         return None
-    return inner.named_children[0] if inner.named_child_count else None
+    out = inner.named_children[0]
+    # still an assignment: a name the rewrite cannot reach (``ns::x <``) is read as a template
+    # again; keep the old reading rather than parse the same text over and over
+    return None if out.type == "assignment_expression" else out
 
 
 def _token(n: Node | None) -> str:
