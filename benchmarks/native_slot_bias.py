@@ -6,7 +6,7 @@ were equal (docs/h200-results.md). The two slots differ in the judge's harness i
 submission's outputs are escrowed (copied into the judge's buffer after the end event), and the
 slot index. This script binds the same callable (the softmax reference) in two slots of the
 native loop in this one process and times them in rotating rounds, as the judge does, under
-four conditions that separate the causes:
+conditions that separate the causes (the last two not yet run on a GPU):
 
   same        no escrow in either slot, the same input set (any gap is the slot itself)
   escrow1     slot 1 escrowed (as the harness does for a submission)
