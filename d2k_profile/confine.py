@@ -145,7 +145,7 @@ def own_proc_dir(part: str) -> str:
 def apply_landlock(write_dirs: list[str], variant: frozenset[str] = frozenset()) -> str:
     """``variant`` loosens the ruleset where a machine's GPU stack needs it (chosen by
     :mod:`d2k_profile.probe`, narrowest first): ``proctask`` (the process's own /proc/<pid>/task
-    files writable: thread names), ``procself`` (all of its own /proc/<pid> writable), ``noscope``
+    writable: its threads' files), ``procself`` (all of its own /proc/<pid> writable), ``noscope``
     (no signal/abstract-socket scoping), ``noioctl`` (device ioctls not governed), ``opendev``
     (/dev, /tmp, /run writable too)."""
     abi = landlock_abi()

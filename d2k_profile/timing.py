@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import math
 import random
-import statistics
 import time
 from dataclasses import dataclass
 from typing import Callable, Protocol
+
+from .metrics import quantile
 
 HOLD_CYCLES = 100_000  # ~50 us at the H200's 1.98 GHz: the shortest hold
 MAX_HOLD_US = 5_000.0
@@ -124,8 +125,9 @@ def median_rse(xs: list[float]) -> float:
     n = len(xs)
     if n < 4:
         return float("inf")
-    q1, med, q3 = statistics.quantiles(xs, n=4)
-    return MEDIAN_SE_PER_IQR * (q3 - q1) / math.sqrt(n) / med if med > 0 else float("inf")
+    s = sorted(xs)
+    med = quantile(s, 0.5)  # the record's median and IQR (metrics.summarize_samples), same quantiles
+    return MEDIAN_SE_PER_IQR * (quantile(s, 0.75) - quantile(s, 0.25)) / math.sqrt(n) / med if med > 0 else float("inf")
 
 
 def rotation(impls: list[str], rnd: int) -> list[str]:
