@@ -74,7 +74,8 @@ def _ladder(f) -> list:
 
 @RULE.cuda
 def cuda(f):
-    warp = [a for a in f.assigns if _scans_with_shuffle_up(a.new) or _scans_with_shuffle_up(located(f, a.new))]
+    # locating loads keeps every call: a value with no up-shuffle has none after it either
+    warp = [a for a in f.assigns if _has_up_shuffle(a.new) and (_scans_with_shuffle_up(a.new) or _scans_with_shuffle_up(located(f, a.new)))]
     if warp:
         return present(warp, "a value combined with its copy from lower lanes (__shfl_up_sync): a warp scan")
     lib = [c for c in f.calls if c.short in CUB_SCANS]

@@ -31,14 +31,42 @@ def _diffs(e) -> list[Op]:
 
 
 def _values(f) -> list:
-    """(assignment, its value) with every load replaced by the location it reads: statistics
-    kept in memory (``*mean += (x - *mean) / n`` through a pointer) read the same location
-    twice, as two loads that must compare equal."""
+    """(assignment, its value) with every load replaced by the location it reads, for the
+    assignments shaped like a mean or M2 update (:func:`_update_shaped`): statistics kept in
+    memory (``*mean += (x - *mean) / n`` through a pointer) read the same location twice, as two
+    loads that must compare equal."""
     cached = f.cache.get("welford_values")
     if cached is None:
-        cached = [(a, located(f, a.new)) for a in f.assigns]
+        cached = [(a, located(f, a.new)) for a in f.assigns if _update_shaped(a.new)]
         f.cache["welford_values"] = cached
     return cached
+
+
+# Locating loads renames leaves and keeps every operator, so a shape test on operators gives
+# the same answer before and after it: the assignments that cannot match are never located
+# (rewriting every assignment's value was most of this rule's time).
+
+
+def _update_shaped(value) -> bool:
+    """The operator shape every mean / M2 update this rule matches has: a sum with a scaled
+    term that holds a difference, or (the re-weighted mean) a quotient."""
+    terms = flatten("+", value)
+    if len(terms) < 2:
+        return isinstance(value, Op) and value.op in ("/", "fdiv") and len(value.args) == 2
+    return any(isinstance(t, Op) and t.op in ("*", "/", "fdiv") and _has_difference(t) for t in terms)
+
+
+_has_difference = subtree_has(lambda n: type(n) is Op and n.op == "-" and len(n.args) == 2)
+
+
+def _merge_shaped_at(n) -> bool:
+    """The operator shape of :func:`_chan_merge_at`: a sum with a term of two difference factors."""
+    if not (isinstance(n, Op) and n.op == "+") or len(n.args) < 2:
+        return False
+    return any(sum(1 for x in flatten("*", t) if isinstance(x, Op) and x.op == "-" and len(x.args) == 2) >= 2 for t in n.args)
+
+
+_merge_shaped = subtree_has(_merge_shaped_at)
 
 
 def mean_updates(f) -> list:
@@ -148,7 +176,7 @@ _has_chan_merge = subtree_has(_chan_merge_at)
 
 def chan_merges(f) -> list:
     """M2 merges of partials: ``M2_a (+ M2_b) + n · (mean_a - mean_b)²`` with both sides means."""
-    return [a for a, value in _values(f) if _has_chan_merge(value)]
+    return [a for a in f.assigns if _merge_shaped(a.new) and _has_chan_merge(located(f, a.new))]
 
 
 @RULE.both

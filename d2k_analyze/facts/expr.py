@@ -450,6 +450,22 @@ def subtree_has(pred: Callable[[E], bool]) -> Callable[[E], bool]:
     return has
 
 
+def has_within(e: E, pred: Callable[[E], bool], memo: dict) -> bool:
+    """Whether some node of ``e`` satisfies ``pred``, memoised in the caller's ``memo`` (one per
+    ``pred``): :func:`subtree_has` for a predicate that depends on more than the node (a set of
+    cells of one kernel), so it cannot live in a module-wide memo. Asked of many values that
+    share subtrees, each shared node is judged once."""
+    hit = memo.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    try:
+        found = bool(pred(e)) or any(has_within(c, pred, memo) for c in children(e))
+    except RecursionError:
+        found = any(pred(n) for n in walk(e))
+    memo[id(e)] = (e, found)
+    return found
+
+
 def any_node(e: E, pred: Callable[[E], bool]) -> bool:
     return any(pred(n) for n in walk(e))
 

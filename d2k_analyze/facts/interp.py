@@ -25,7 +25,7 @@ from typing import Callable, Protocol
 
 from . import builtins
 from .expr import (ONE, ZERO, Attr, Call, Cast, E, Index, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef,
-                   atoms, num, size, walk)
+                   atoms, num, order_key, size, walk)
 from .ir import Asm, Assign, Decl, ExprStmt, Func, If, Loc, Loop, Return, Stmt
 from .kernel import Access, AsmFact, Assignment, KernelFacts, LoopFact, Obj
 from .types import base_type, size_of
@@ -145,7 +145,7 @@ class Interp:
         it is a field of a local declared without an initialiser, such as a WMMA fragment's
         ``frag.x[i]`` (nothing else such a base can point into: its value is the struct itself);
         else global."""
-        key = repr(base)[:200]
+        key = order_key(base)[:200]  # repr(base), memoised per node
         oid = self.param_objs.get(key)
         if oid is None:
             keys = atoms(base)
@@ -471,7 +471,7 @@ class Interp:
             if const is None:
                 return None
             base = self.globals.setdefault(e.base.id, self.new_cell(const))
-        if base is None or isinstance(base.value, Ptr) or "param#" in repr(base.value):
+        if base is None or isinstance(base.value, Ptr) or "param#" in order_key(base.value):
             return None
         cell = base.fields.get("[]")
         if cell is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .expr import Call, E, Load, Num, Op, Sym, atoms, flatten, num, operators, short, subtree_has, walk
+from .expr import Call, E, Load, Num, Op, Sym, atoms, children, flatten, has_within, num, short, subtree_has, walk
 from .kernel import Assignment, KernelFacts
 
 EXP = {"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2"}
@@ -49,22 +49,50 @@ class ValueIndex:
 
     Values nest: an assigned local reappears, as the same object, inside every later value
     built from it, so scanning each value's whole tree per recogniser tests the same nodes many
-    times. Here each distinct node is listed once under its head (``+``, ``?:``, ``exp``...)
-    with the values that contain it, so a recogniser tests only the nodes of the heads it
-    cares about, each once."""
+    times. Here each distinct node is listed once under its head (``+``, ``?:``, ``exp``...), so
+    a recogniser tests only the nodes of the heads it cares about, each once. Which values hold
+    a node is found by walking up from it (each distinct node knows the nodes built on it): a
+    table of every node's holders would cost the sum of all values' sizes, which grows with
+    the square of a kernel's length when each value is built on the one before."""
 
     def __init__(self, f: KernelFacts):
         self.records = values(f)
-        self.holders: dict[int, list[int]] = {}  # id(node) -> positions of the values holding it
         self.by_head: dict[str, list[E]] = {}
+        self._parents: dict[int, list[E]] = {}  # id(node) -> the distinct nodes that have it as a child
+        self._values: dict[int, list[int]] = {}  # id(value) -> positions of the records whose value it is
+        expanded: set[int] = set()
         for i, (_, v) in enumerate(self.records):
-            for n in operators(v):
-                held = self.holders.get(id(n))
-                if held is None:
-                    self.holders[id(n)] = [i]
+            if not isinstance(v, E):
+                continue
+            self._values.setdefault(id(v), []).append(i)
+            if id(v) in expanded:
+                continue
+            expanded.add(id(v))
+            stack = [v]
+            while stack:
+                n = stack.pop()
+                if type(n) is Op or type(n) is Call:
                     self.by_head.setdefault(_head(n), []).append(n)
-                elif held[-1] != i:
-                    held.append(i)
+                for c in children(n):
+                    self._parents.setdefault(id(c), []).append(n)
+                    if id(c) not in expanded:
+                        expanded.add(id(c))
+                        stack.append(c)
+
+    def holders(self, nodes: list[E]) -> set[int]:
+        """Positions of the records whose value holds one of ``nodes`` (the node itself or a
+        node built on it): one walk up from all of them, each ancestor visited once."""
+        out: set[int] = set()
+        stack = list(nodes)
+        seen = {id(n) for n in nodes}
+        while stack:
+            m = stack.pop()
+            out.update(self._values.get(id(m), ()))
+            for p in self._parents.get(id(m), ()):
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    stack.append(p)
+        return out
 
 
 def _head(n: E) -> str:
@@ -90,12 +118,8 @@ def containing(f: KernelFacts, pred: Callable[[E], object], heads: set[str] | fr
     """The kept values (their records, in kernel order) that hold an operator or call node whose
     head is one of ``heads`` and that satisfies ``pred``."""
     index = value_index(f)
-    found: set[int] = set()
-    for head in heads:
-        for n in index.by_head.get(head, ()):
-            if pred(n):
-                found.update(index.holders[id(n)])
-    return [index.records[i][0] for i in sorted(found)]
+    hits = [n for head in heads for n in index.by_head.get(head, ()) if pred(n)]
+    return [index.records[i][0] for i in sorted(index.holders(hits))] if hits else []
 
 
 def holds(f: KernelFacts, pred: Callable[[E], object], heads: set[str] | frozenset[str]) -> bool:
@@ -366,8 +390,10 @@ def bias_add(f: KernelFacts) -> list:
         if not (isinstance(n, Op) and n.op == "+" and len(n.args) >= 2):
             return False
         loads = [t for t in n.args if _source_load(t) is not None and _source_load(t).space == "global"]  # type: ignore[union-attr]
-        return bool(loads) and any(_gemm_value(t, results) for t in n.args)
+        return bool(loads) and any(has_within(t, is_gemm_node, seen) for t in n.args)
 
+    seen: dict = {}  # GEMM-ness per node for this kernel's ``results``: the "+" nodes share operands
+    is_gemm_node = _gemm_node(results)
     return containing(f, adds_input_to_result, {"+"})
 
 
@@ -375,10 +401,11 @@ def _is_dot(n: E) -> bool:
     return _fn(n, {"dot"})
 
 
-def _gemm_value(e: E, cells: set) -> bool:
+def _gemm_node(cells: set) -> Callable[[E], bool]:
+    """A node that is a dot or stands for one of ``cells`` (the locals holding a GEMM result)."""
     from ..detectors._queries import cell_of
 
-    return any(_is_dot(n) or cell_of(n) in cells for n in walk(e))
+    return lambda n: _is_dot(n) or cell_of(n) in cells
 
 
 NIBBLE_MASKS = {0xF, 0xFF, 0x3, 0x7, 0xF0, 0x0F0F0F0F, 0x000F000F, 0x00F000F0, 0x3FF, 0x1F}

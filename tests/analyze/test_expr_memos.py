@@ -13,7 +13,7 @@ import pytest
 
 from d2k_analyze.facts import expr as X
 from d2k_analyze.facts.expr import (Attr, Call, Cast, Index, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef, atoms,
-                                    forget_nodes, order_key, rewrite, subtree_has, walk)
+                                    forget_nodes, has_within, order_key, rewrite, subtree_has, walk)
 
 
 def _leaf(rng: random.Random):
@@ -81,6 +81,31 @@ def test_subtree_has_answers_like_any_over_a_walk(seed):
         answers = [has(e) for e in trees]
         assert answers == [any(pred(n) for n in walk(e)) for e in trees]
         assert any(answers) and not all(answers)  # the trees exercise both answers
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_has_within_answers_like_any_over_a_walk_with_the_callers_memo(seed):
+    # a predicate that reads more than the node (a set chosen per kernel), one memo per set
+    seen = set()
+    for wanted in ({"a"}, {"c", "param#2"}, {"bid.y"}):
+        def hit(n, wanted=wanted):
+            return isinstance(n, Sym) and (n.key in wanted or bool(n.deps & wanted))
+
+        memo: dict = {}
+        trees = _trees(seed)
+        answers = [has_within(e, hit, memo) for e in trees]
+        assert answers == [any(hit(n) for n in walk(e)) for e in trees]
+        assert answers == [has_within(e, hit, memo) for e in trees]  # asked again: from the memo
+        seen |= set(answers)
+    assert seen == {True, False}  # the trees exercise both answers
+
+
+def test_has_within_walks_a_chain_too_deep_to_recurse():
+    deep = Sym("tid.x")
+    for i in range(5000):
+        deep = Op("+", (deep, Sym("k") if i == 4000 else Num(i)))
+    assert has_within(deep, lambda n: isinstance(n, Sym) and n.key == "k", {})
+    assert not has_within(deep, lambda n: isinstance(n, Sym) and n.key == "absent", {})
 
 
 @pytest.mark.parametrize("seed", range(4))
