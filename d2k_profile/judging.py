@@ -34,7 +34,7 @@ from .inputs import WorkloadInputs
 from .loader import load_module, reference_entry
 from .nulls import has_scalar_output, passing_nulls
 from .results import Outcome, Status, Timing
-from .device import SandboxDevice
+from .device import SandboxDevice, escrow_sets
 from .session import SandboxDied, SandboxTimeout, Session, first_shm, spawn_sandbox
 from .shared import Arena
 from .timing import CALIBRATION_CYCLES, RecheckFailed, TimingConfig, cycles_per_us, hold_for, measure, warmup
@@ -62,6 +62,7 @@ class SessionState:
     cycles_per_us: float | None = None
     report: dict = field(default_factory=dict)
     clean_inputs: dict[str, WorkloadInputs] = field(default_factory=dict)  # the clean phase's buffers, timed again afterwards
+    clean_escrows: dict[str, list] = field(default_factory=dict)  # and its escrow sets (the first of device.escrow_sets)
 
 
 class Judge:
@@ -279,10 +280,14 @@ class Judge:
         plain0 = inputs.load_seed(0)
         ref0, after0 = run_reference(self.reference, plain0)
         refs = as_outputs(ref0)
-        escrows = [[arena.like(r) for r in refs] for _ in range(2)]  # 0: the submission's, 1: the expert's
+        # one escrow set per implementation, in the order of st.names (device.escrow_sets); the
+        # clean phase's sets serve the implementations it timed, which come first in that order
+        escrows = st.clean_escrows.pop(wl.name, [])[:len(st.names)]
+        escrows += [[arena.like(r) for r in refs] for _ in st.names[len(escrows):]]
         escrow_views = [tuple(b.tensor for b in e) for e in escrows]
         s.request(protocol.Bind([x.specs() for x in inputs.sets], [[b.spec for b in e] for e in escrows]), (protocol.Bound,), deadline)
         sub = st.names.index("submission")
+        sub_escrow = escrow_sets(st.names)["submission"]
         out.weak_workload = passing_nulls(plain0, ref0, tol)
         scalar, seed_refs = has_scalar_output(ref0), []  # a one-element output's constant null needs every seed
         s.serve(deadline)
@@ -291,8 +296,8 @@ class Judge:
             ref, after = (ref0, after0) if i == 0 else run_reference(self.reference, plain)
             if scalar and i:
                 seed_refs.append(ref)
-            frame = s.expect(s.op(frames.command(Op.CALL, sub, i, 0, CallFlag.ESCROW), deadline), frames.CallFrame)
-            check_call(frame, escrow_views[0], inputs.shared(i), plain, ref, tol, in_place, f"seed {seed}", out, after)
+            frame = s.expect(s.op(frames.command(Op.CALL, sub, i, sub_escrow, CallFlag.ESCROW), deadline), frames.CallFrame)
+            check_call(frame, escrow_views[sub_escrow], inputs.shared(i), plain, ref, tol, in_place, f"seed {seed}", out, after)
             out.seeds_checked = i + 1
         if seed_refs:
             out.weak_workload = passing_nulls(plain0, ref0, tol, tuple(seed_refs))
@@ -322,13 +327,14 @@ class Judge:
         """No GPU: still call the submission on fresh inputs in the same buffers and re-check every
         call, which catches caching and doing less work on later calls."""
         s, sub = st.session, st.names.index("submission")
+        sub_escrow = escrow_sets(st.names)["submission"]
         s.serve(deadline)
         for k in range(CPU_REPLAY_CALLS):
             plain = inputs.refresh_timed()
-            frame = s.expect(s.op(frames.command(Op.CALL, sub, inputs.timed_index, 0, CallFlag.ESCROW), deadline), frames.CallFrame)
+            frame = s.expect(s.op(frames.command(Op.CALL, sub, inputs.timed_index, sub_escrow, CallFlag.ESCROW), deadline), frames.CallFrame)
             ref, after = run_reference(self.reference, plain)
             try:
-                check_call(frame, escrow_views[0], inputs.shared(inputs.timed_index), plain, ref, tol, in_place,
+                check_call(frame, escrow_views[sub_escrow], inputs.shared(inputs.timed_index), plain, ref, tol, in_place,
                            f"repeat call {k + 1}", after=after)
             except Verdict as v:
                 if v.status == Status.INCORRECT:
@@ -343,13 +349,15 @@ class Judge:
         s = st.session
         names = list(st.names)
         index = {n: i for i, n in enumerate(names)}
-        escrow_of = {"submission": 0, **({"expert": 1} if "expert" in index else {})}
+        escrow_of = escrow_sets(names)
         if self.job.mode == "graph":
             cap = s.request(protocol.Capture(inputs.timed_index), (protocol.Captured,), deadline)
             if cap.error:
                 out.notes.append(f"graph capture failed ({cap.error}): timed eagerly")
         s.serve(deadline)
-        device = SandboxDevice(s, inputs, index, escrow_of, escrow_views, self.reference, tol, in_place, deadline, out)
+        # the submission and the expert are re-checked; the reference is the yardstick itself
+        device = SandboxDevice(s, inputs, index, escrow_of, escrow_views, self.reference, tol, in_place, deadline, out,
+                               checked=frozenset(escrow_of) - {"reference"})
         findings = crosscheck.Findings([], [])
         self.quiesce(s, deadline, "before the timed calls", findings)
         # The hold kernel is calibrated before the trace starts: its calibration launches belong
@@ -478,12 +486,17 @@ class Judge:
             arena = Arena(self.job.device, self.native, self.shm)
             st.arenas.append(arena)
             inputs = WorkloadInputs(self.ref_mod, wl, self.job.device, self.rng, arena)
-            s.request(protocol.Bind([x.specs() for x in inputs.sets], []), (protocol.Bound,), deadline)
+            # escrowed as after the import (device.escrow_sets), never re-checked: this phase
+            # only times; the buffers are sized by one reference call in the judge
+            refs = as_outputs(run_reference(self.reference, inputs.load_seed(0))[0])
+            escrows = [[arena.like(r) for r in refs] for _ in names]
+            s.request(protocol.Bind([x.specs() for x in inputs.sets], [[b.spec for b in e] for e in escrows]), (protocol.Bound,), deadline)
             s.serve(deadline)
             try:
                 cpu = self.calibrate(st, deadline)
-                device = SandboxDevice(s, inputs, {n: i for i, n in enumerate(names)}, {}, [], self.reference, tolerance_for(self.task, wl),
-                                       True, deadline, Outcome())
+                device = SandboxDevice(s, inputs, {n: i for i, n in enumerate(names)}, escrow_sets(names),
+                                       [tuple(b.tensor for b in e) for e in escrows], self.reference, tolerance_for(self.task, wl),
+                                       True, deadline, Outcome(), checked=frozenset())
                 # traced as the timed phase is: CUPTI's per-call overhead is a few microseconds,
                 # 5-10 % of a 20 us kernel, and the two times are compared within 5 %
                 traced, traces = self.begin_trace(s, deadline) is None, []
@@ -495,6 +508,7 @@ class Judge:
                 self.clean[name] = clean.with_kernel_times(timings, traces, m)
                 self.clean_host_bound[name] = m.host_bound_impls()
                 st.clean_inputs[name] = inputs
+                st.clean_escrows[name] = escrows
             except (Verdict, RuntimeError, ValueError) as exc:  # no clean comparison for this workload; said in its record
                 self.run_notes.append(f"clean timing of {name} failed: {type(exc).__name__}: {exc}")
             s.stop(deadline)
