@@ -161,8 +161,8 @@ def serve() -> bool:
             _send(Kind.ERROR, frames.text_field(f"unsupported command {op}"))
 
 
-def call_local(impl: int, iset: int, flags: int, hold: int) -> tuple:
-    f = _do_call(impl, iset, 0, flags)
+def call_local(impl: int, iset: int, flags: int, hold: int, eset: int = 0) -> tuple:
+    f = _do_call(impl, iset, eset, flags)
     return (int(f.status), int(f.flags), f.event_ms, f.host_ms, f.text)
 
 

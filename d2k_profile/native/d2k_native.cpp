@@ -1170,10 +1170,10 @@ PyObject* py_serve(PyObject*, PyObject*) {
 // call_local(impl, input_set, flags, hold_cycles) -> (status, flags, event_ms, host_ms, text):
 // the same call as a served one, for the judge's own (trusted) clean timing.
 PyObject* py_call_local(PyObject*, PyObject* args) {
-  unsigned int impl, iset, flags;
+  unsigned int impl, iset, flags, eset = 0;
   unsigned long long hold;
-  if (!PyArg_ParseTuple(args, "IIIK", &impl, &iset, &flags, &hold)) return nullptr;
-  Command c{CMD_MAGIC, OP_CALL, impl, iset, 0, flags, hold, 0};
+  if (!PyArg_ParseTuple(args, "IIIK|I", &impl, &iset, &flags, &hold, &eset)) return nullptr;
+  Command c{CMD_MAGIC, OP_CALL, impl, iset, eset, flags, hold, 0};
   CallResult r = do_call(c);
   return Py_BuildValue("(iIdds)", r.status, r.flags, r.event_ms, r.host_ms, r.text.c_str());
 }
@@ -1274,7 +1274,7 @@ PyMethodDef METHODS[] = {
     {"setup", py_setup, METH_VARARGS, "Configure the loop once (see the source)."},
     {"bind", py_bind, METH_VARARGS, "Bind implementations, input sets, escrow buffers and expected outputs."},
     {"serve", py_serve, METH_NOARGS, "Answer the judge's commands until STOP."},
-    {"call_local", py_call_local, METH_VARARGS, "One call in this process (the judge's clean timing)."},
+    {"call_local", py_call_local, METH_VARARGS, "One call in this process: (impl, input set, flags, hold cycles[, escrow set])."},
     {"calibrate_local", py_calibrate_local, METH_VARARGS, "Event times of n stream holds of the given cycles."},
 #ifdef D2K_CUDA
     {"ipc_alloc", py_ipc_alloc, METH_VARARGS, "cudaMalloc + an IPC handle: (address, handle bytes)."},
