@@ -55,11 +55,12 @@ def _static_ratio(a: P.Poly, b: P.Poly) -> bool:
     return rest is not None and all(k.startswith(P.COMPILE_TIME) for k in rest)
 
 
-def _remapped(value, tile_iters) -> bool:
+def _remapped(value, grid_kind) -> bool:
     """A quotient and a remainder of block indices (different divisors) added into one tile
-    coordinate: their coefficients differ by a compile-time factor."""
+    coordinate: their coefficients differ by a compile-time factor. ``grid_kind``: the kernel's
+    :func:`_grid_kind` of a term key (the same terms recur in many of its values)."""
     poly = P.poly(value.off if isinstance(value, Ptr) else value)
-    parts = [(k, kind) for k in P.terms(poly) if (kind := _grid_kind(k, tile_iters)) is not None]
+    parts = [(k, kind) for k in P.terms(poly) if (kind := grid_kind(k)) is not None]
     if any(kind[0] == "x" for _, kind in parts):
         return True
     for k1, (kind1, d1) in parts:
@@ -79,9 +80,16 @@ def detect(f):
     tile_iters |= frozenset(f"{kind}#{a.cell}" for a in f.assigns if a.cell is not None and a.new is not None
                             and reads_block_index(a.new) for kind in ("carried", "phi"))
     used = {k for a in f.accesses if a.space == "global" for k in P.terms(a.poly)}
+    kinds: dict[str, tuple[str, str] | None] = {}
+
+    def grid_kind(key: str) -> tuple[str, str] | None:
+        if key not in kinds:
+            kinds[key] = _grid_kind(key, tile_iters)
+        return kinds[key]
+
     hits = []
     for rec, value in [(a, a.new) for a in f.assigns] + [(a, a.off) for a in f.accesses if a.space == "global"]:
-        if value is not None and _remapped(value, tile_iters) and _feeds(value.off if isinstance(value, Ptr) else value, used):
+        if value is not None and _remapped(value, grid_kind) and _feeds(value.off if isinstance(value, Ptr) else value, used):
             hits.append(rec)
             break
     if hits:

@@ -235,6 +235,8 @@ def _scaled(a: E, b: E) -> bool:
 
 def gated(f: KernelFacts) -> list:
     """act(a) · b with a and b read from different places (SwiGLU / GeGLU)."""
+    if not holds(f, _is_activation_node, ACTIVATION_HEADS):
+        return []  # no activation anywhere in the kept values: no product can gate one
 
     def gate(n: E) -> bool:
         if not (isinstance(n, Op) and n.op == "*"):
@@ -294,6 +296,8 @@ def _negated(a: E) -> E | None:
 
 def elementwise_add(f: KernelFacts) -> list:
     """x + y of two tensors read from different global objects (a residual or bias add)."""
+    if len({a.obj for a in f.accesses if a.space == "global"}) < 2:
+        return []  # every load is an access: fewer than two global objects cannot be two inputs
     return containing(f, _adds_two_inputs, {"+"})
 
 
@@ -348,15 +352,18 @@ def _positional(cond: E) -> bool:
 
 def loss(f: KernelFacts) -> list:
     """log of a sum of exponentials next to a value gathered at an index read from memory."""
-    gathers = [a for a in f.accesses if a.kind == "load" and any(isinstance(n, Load) for n in walk(a.off))]
+    gathers = [a for a in f.accesses if a.kind == "load" and _reads_memory(a.off)]
     if not gathers:
         return []
-    hits = []
-    for rec, v in values(f):
-        if any(_fn(n, LOG) for n in walk(v)):
-            hits.append(rec)
-            break
+    hits = containing(f, _is_log, LOG)[:1]  # the first kept value holding a log
     return hits + gathers[:1] if hits else []
+
+
+def _is_log(n: E) -> bool:
+    return _fn(n, LOG)
+
+
+_reads_memory = subtree_has(lambda n: type(n) is Load)
 
 
 def gradient(f: KernelFacts) -> list:

@@ -222,5 +222,12 @@ def _expand_chunk(s: str, macros: dict[str, Macro], depth: int, active: set[str]
 
 def _mentions_macro(s: str, macros: dict[str, Macro]) -> bool:
     """Whether some identifier of ``s`` names a macro (the identifiers are listed in C: most
-    chunks mention none, and testing them one match object at a time was most of the cost)."""
+    chunks mention none, and testing them one match object at a time was most of the cost).
+    With few macros, substring tests come first: a chunk that contains no macro name as text at
+    all (most chunks) needs no list of its identifiers."""
+    if len(macros) <= _FEW_MACROS and not any(name in s for name in macros):
+        return False
     return not macros.keys().isdisjoint(_IDENT.findall(s))
+
+
+_FEW_MACROS = 24  # up to this many names, one C substring scan each beats listing the identifiers
