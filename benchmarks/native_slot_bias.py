@@ -60,9 +60,9 @@ def time_condition(mod, binding, slots, reverse: bool):
     return statistics.median(times[0]), statistics.median(times[1])
 
 
-def main() -> int:
-    import torch
-
+def softmax_in_native_loop():
+    """(reference callable, its inputs, its first output, the expected-output spec, the native
+    loop set up with d2k-profile's read flush) on softmax m8192_n1024, the 20 us workload."""
     from d2k_profile.loader import load_module, reference_entry
     from d2k_spec.task import default_tasks_root, load_task
     from profile_ncu_compare import native_setup
@@ -72,12 +72,19 @@ def main() -> int:
     fn = reference_entry(ref_mod)
     wl = next(w for w in task.workloads if w.name == "m8192_n1024")
     inputs = tuple(ref_mod.make_inputs(wl, 0, "cuda"))
-    own = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
     out = fn(inputs)
-    escrow = torch.empty_like(out)
     expect = ((out.dtype, tuple(out.shape), out.numel() * out.element_size()),)
     mod = native_setup()
     mod.set_flush_mode(3)  # the read sweep, d2k-profile's default
+    return fn, inputs, out, expect, mod
+
+
+def main() -> int:
+    import torch
+
+    fn, inputs, out, expect, mod = softmax_in_native_loop()
+    own = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
+    escrow = torch.empty_like(out)
     conditions = {"same": ((0, 0), (0, 0)), "escrow1": ((0, 0), (ESCROW, 0)),
                   "escrow0": ((ESCROW, 0), (0, 0)), "own_inputs": ((0, 0), (0, 1)), "both": ((ESCROW, 0), (ESCROW, 0)),
                   "escrow1_rev": ((0, 0), (ESCROW, 0))}

@@ -38,19 +38,10 @@ def median_us(xs: list[float]) -> float | None:
 
 def main() -> int:
     import torch
+    from native_slot_bias import softmax_in_native_loop
 
-    from d2k_profile.loader import load_module, reference_entry
-    from d2k_spec.task import default_tasks_root, load_task
-    from profile_ncu_compare import native_setup
-
-    task = load_task(default_tasks_root() / "softmax")
-    ref_mod = load_module(task.reference_path, "ref_softmax")
-    fn = reference_entry(ref_mod)
-    wl = next(w for w in task.workloads if w.name == "m8192_n1024")
-    inputs = tuple(ref_mod.make_inputs(wl, 0, "cuda"))
-    out = fn(inputs)
+    fn, inputs, out, expect, mod = softmax_in_native_loop()
     escrows = [torch.empty_like(out) for _ in range(2)]
-    expect = ((out.dtype, tuple(out.shape), out.numel() * out.element_size()),)
     addresses: dict[int, list[int]] = defaultdict(list)
 
     def slot_fn(slot: int):
@@ -60,8 +51,6 @@ def main() -> int:
             return y
         return call
 
-    mod = native_setup()
-    mod.set_flush_mode(3)
     for name, slots in LAYOUTS.items():
         mod.bind((slot_fn(0), slot_fn(1)), (inputs,), tuple(((e.data_ptr(), e.numel() * e.element_size()),) for e in escrows), expect)
         for s in (0, 1):
