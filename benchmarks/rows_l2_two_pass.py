@@ -47,7 +47,6 @@ on-disk cache from several processes before the timed run. CPU correctness only:
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
 import json
@@ -60,7 +59,7 @@ import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # Shared with rows_one_barrier: one timing method (_record -> _bench), one checker, one set of combines.
-from rows_one_barrier import (
+from rows_one_barrier import (  # noqa: E402
     EPS,
     LOG2E,
     WORKLOADS,
@@ -69,6 +68,7 @@ from rows_one_barrier import (
     _mismatch,
     _record,
     _reference,
+    sweep_parser,
     _settings,
     _softmax_combine,
     run_layernorm,
@@ -363,11 +363,7 @@ def _summary(records: list[dict]) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--check", action="store_true", help="tiny-shape correctness only (TRITON_INTERPRET=1 ok)")
-    p.add_argument("--out", help="also write the JSON lines to this file")
-    p.add_argument("--only", default="", help="run only workloads whose 'op MxN' contains this")
-    p.add_argument("--reps", type=int, default=100)
+    p = sweep_parser(__doc__.split("\n")[0])
     p.add_argument("--warm", action="store_true", help="compile only (with --shard I/K), no timing")
     p.add_argument("--shard", default="0/1", help="I/K: with --warm, this process takes every K-th job")
     args = p.parse_args(argv)

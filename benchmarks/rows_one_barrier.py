@@ -310,13 +310,18 @@ def _sweep(op: str, m: int, n: int, expert, emit, reps: int) -> None:
         _record(emit, base, "one_barrier", fn, {"num_warps": nw, "C": c, "rows": rows}, ref, nbytes, reps)
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def sweep_parser(description: str) -> argparse.ArgumentParser:
+    """The options every row-kernel sweep takes (this one's and rows_l2_two_pass.py's)."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--check", action="store_true", help="tiny-shape correctness only (TRITON_INTERPRET=1 ok)")
     p.add_argument("--out", help="also write the JSON lines to this file")
     p.add_argument("--only", default="", help="run only workloads whose 'op MxN' contains this")
     p.add_argument("--reps", type=int, default=100)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None) -> int:
+    args = sweep_parser(__doc__.split("\n")[0]).parse_args(argv)
     if args.check:
         return _check()
     with contextlib.ExitStack() as stack:
