@@ -20,7 +20,7 @@ import re
 from ..facts.expr import Call, Cast, Load, walk
 from ..facts.types import base_type, is_float32, is_low_precision
 from ._base import Rule, absent, present
-from ._queries import cell_of, defs_of, dots, sources
+from ._queries import cell_of, defs_of, dots, sources, stores_to
 
 RULE = Rule("mixed_precision_accumulation")
 MMA_F32 = re.compile(r"(mma|wgmma)\S*\.f32\S*\.(bf16|f16|e4m3|e5m2)")
@@ -56,7 +56,15 @@ def _widened(f, e) -> bool:
             return True
         if isinstance(n, Load) and n.access < len(f.accesses) and low_access(f, f.accesses[n.access]):
             return True
-    return any(low_access(f, src) for src in sources(f, e) if src.space == "global")
+    feeding = sources(f, e)
+    if any(low_access(f, src) for src in feeding if src.space == "global"):
+        return True
+    # values parked in a register array: converted from bf16/half where they were stored there
+    return any(_converts(st.value) for src in feeding if src.space == "local" for st in stores_to(f, src.obj) if st.value is not None)
+
+
+def _converts(e) -> bool:
+    return any(isinstance(n, Call) and n.fn.split(".")[-1] in CONVERTS for n in walk(e))
 
 
 @RULE.cuda

@@ -8,7 +8,7 @@ use (asynchronously, or through registers), with waits that leave copies in flig
 
 ## How it is detected
 Fills of a shared object whose offset contains a stage selector that depends on the loop (a
-modulo / mask of the iteration, or a loop-carried local updated by ``^ 1``, ``1 - s``,
+modulo / mask of the iteration by a constant or by a kernel parameter, or a loop-carried local updated by ``^ 1``, ``1 - s``,
 ``(s + 1) % S``, or stepped by one and reset to 0 when it reaches a constant), together with asynchronous fills, a partial wait, or reads of the same object
 at a different stage than the fill; or a partial ``wait_group`` with a multi-buffered fill.
 
@@ -50,12 +50,20 @@ def _selectors(f, off) -> set[str]:
             varying = n.args[0] if num(n.args[1]) is not None else n.args[1]
             if isinstance(c, int) and c >= 1 and any(k.startswith(("iter#", "carried#", "ivar#")) for k in atoms(varying)):
                 out.add(repr(n))
+            elif n.op == "%" and c is None and _launch_constant(n.args[1]) and any(k.startswith(("iter#", "carried#", "ivar#")) for k in atoms(n.args[0])):
+                out.add(repr(n))  # a ring whose depth the launch sets (``it % stages``)
         if isinstance(n, Sym) and n.key.startswith(("carried#", "phi#")):
             cid = cell_of(n)
             defs = defs_of(f, cid) if cid is not None else []
             if any(_toggles(d.new, n) for d in defs) or _wraps(defs):
                 out.add(n.key)
     return out
+
+
+def _launch_constant(e) -> bool:
+    """A value fixed for the whole launch: built from kernel parameters and constants only."""
+    keys = atoms(e)
+    return bool(keys) and all(k.startswith(("param#", "cexpr#")) for k in keys)
 
 
 def _wraps(defs) -> bool:

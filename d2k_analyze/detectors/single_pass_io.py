@@ -12,7 +12,9 @@ stored in two passes, is 0. GEMM-like kernels (a multiply-accumulate / MMA loop)
 A load after a loop that reads on from where the loop stopped is not a re-read: the loop steps
 by S from its start over a whole number of steps to its bound, and the later load's offset is the
 loop's with the induction value replaced by that bound (a full-chunk main loop, then its ragged
-tail).
+tail). Neither are two loads on opposite sides of one branch (a vector path and its fallback), nor
+a pipeline's prologue (a loop that only issues asynchronous copies) and the refills of the loop
+after it.
 
 ## Not to be confused with
 Two loads of neighbouring elements in the same pass, or a main loop and its tail over disjoint
@@ -22,7 +24,7 @@ ranges.
 from fractions import Fraction
 
 from ..facts import poly as P
-from ..facts.expr import Op
+from ..facts.expr import Op, flatten
 from ._base import Rule, absent, present
 from ._queries import is_gemm
 
@@ -107,6 +109,40 @@ def _spread(accs: list) -> list:
     return sorted({x.id: x for ends in keep.values() for x in ends}.values(), key=lambda x: x.id)
 
 
+ASYNC_FILLS = ("async", "tma")
+
+
+def exclusive(a, b) -> bool:
+    """Whether two accesses sit on opposite sides of one branch (a vector path and its scalar
+    fallback, a bulk copy and the threads' own copy): one run takes only one of them."""
+    facts_a, facts_b = _conjuncts(a.guards), _conjuncts(b.guards)
+    return any(Op("not", (g,)) in facts_b for g in facts_a) or any(Op("not", (g,)) in facts_a for g in facts_b)
+
+
+def _conjuncts(guards) -> set:
+    """Every condition a guard list asserts, ``c && d`` split into ``c`` and ``d``."""
+    out = set()
+    for g in guards:
+        out.update(flatten("and", g) if isinstance(g, Op) and g.op == "and" else (g,))
+    return out
+
+
+def prologue(f, a, b) -> bool:
+    """Whether the earlier of two asynchronous fills is a pipeline's prologue: a loop that only
+    issues asynchronous copies (nothing is consumed or stored in it) before the loop whose
+    refills continue the same stream of tiles."""
+    first, second = (a, b) if a.id < b.id else (b, a)
+    if first.via not in ASYNC_FILLS or second.via not in ASYNC_FILLS:
+        return False
+    common = 0
+    while common < min(len(first.loops), len(second.loops)) and first.loops[common] == second.loops[common]:
+        common += 1
+    if len(first.loops) <= common:
+        return False
+    loop = first.loops[common]
+    return all(x.via in ASYNC_FILLS for x in f.accesses if loop in x.loops)
+
+
 @RULE.both
 def detect(f):
     if is_gemm(f):
@@ -123,7 +159,7 @@ def detect(f):
         accs = _spread(accs)
         for i, a in enumerate(accs):
             for b in accs[i + 1:]:
-                if separate_passes(f, a, b, last) and not continues(f, a, b):
+                if separate_passes(f, a, b, last) and not continues(f, a, b) and not exclusive(a, b) and not prologue(f, a, b):
                     return absent("an input is loaded again in a later pass", [a, b])
     writes: dict[int, list] = {}
     for a in glob:
@@ -131,10 +167,10 @@ def detect(f):
             writes.setdefault(a.obj, []).append(a)
     for obj, ws in writes.items():
         ws = _spread(ws)
-        back = [r for r in _spread(by_obj.get(obj, [])) if any(r.id > w.id and separate_passes(f, w, r, last) for w in ws)]
+        back = [r for r in _spread(by_obj.get(obj, [])) if any(r.id > w.id and separate_passes(f, w, r, last) and not exclusive(w, r) for w in ws)]
         if back:
             return absent("an output is written and read back", ws[:1] + back[:1])
         for i, w in enumerate(ws):
-            if any(separate_passes(f, w, v, last) for v in ws[i + 1:]):
+            if any(separate_passes(f, w, v, last) and not exclusive(w, v) for v in ws[i + 1:]):
                 return absent("an output is written in two passes", ws[:2])
     return present([accs[0] for accs in by_obj.values()][:3], "each input loaded once per block; outputs written once")

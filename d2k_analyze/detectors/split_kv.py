@@ -12,14 +12,15 @@ coefficient is the loop's step along that axis times a compile-time factor or th
 extent), and softmax statistics (a maximum, a sum of
 exponentials or a log-sum-exp) stored to global memory. A combine kernel: statistics read back
 from global memory and merged with the rescale ``exp(m_i - max(m))``, computed in place or
-parked in shared memory first.
+parked in shared memory first. A cluster split: a softmax kernel whose CTAs store their
+statistics into a peer CTA's shared memory (``map_shared_rank``, ``mapa``) to merge them there.
 
 ## Not to be confused with
 A chunked loop over the whole range inside one block; a persistent loop over rows.
 """
 
 from ..facts import poly as P
-from ..facts.expr import Call, Cast, Load, Op, atoms, children, flatten, walk
+from ..facts.expr import Call, Cast, Load, Op, Tup, atoms, children, flatten, walk
 from ..facts.ops import softmax
 from ._base import Rule, absent, present
 from ._queries import LOG, cell_of, defs_of, exps_in, has_exp, is_call, is_exp, stores_to
@@ -125,6 +126,15 @@ def _strip(e):
     return e
 
 
+def _parts(value) -> tuple:
+    """The members of a stored pair: a brace initialiser's items, make_float2(a, b)'s arguments."""
+    if isinstance(value, Tup):
+        return value.items
+    if isinstance(value, Call) and value.fn.split(".")[-1].startswith("make_float"):
+        return value.args
+    return (value,)
+
+
 @RULE.both
 def detect(f):
     if not any(is_exp(c.call) for c in f.calls) and not any(has_exp(a.new) for a in f.assigns):
@@ -138,4 +148,8 @@ def detect(f):
     merge = _combine(f)
     if merge:
         return present(merge, "partial statistics read back and merged with exp(m_i - max)")
+    peers = [a for a in f.accesses if a.kind == "store" and a.value is not None and f.objects[a.obj].origin == "cluster_peer"
+             and any(_is_statistic(f, v) for v in _parts(a.value))]
+    if peers and softmax(f):
+        return present(peers[:1], "reduction axis split over a cluster; statistics exchanged through distributed shared memory")
     return absent("one block covers the whole reduction axis")

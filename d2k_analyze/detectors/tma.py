@@ -1,13 +1,15 @@
-"""tma: Tensor Memory Accelerator (bulk tensor) copies.
+"""tma: copies through the Tensor Memory Accelerator (bulk tensor and plain bulk copies).
 
 ## What it means
 ``cp.async.bulk.tensor`` PTX, ``CUtensorMap`` descriptors used by the kernel, CuTe ``SM90_TMA_*``
 atoms, ThunderKittens ``tma::`` loads; Triton tensor descriptors (``tl.make_tensor_descriptor``,
-host ``TensorDescriptor``) whose ``load``/``store`` the kernel calls.
+host ``TensorDescriptor``) whose ``load``/``store`` the kernel calls. Plain bulk copies
+(``cp.async.bulk`` between global and shared memory, without ``.tensor``, and ``cp.reduce.async.bulk``)
+run on the same unit and count.
 
 ## How it is detected
-Bulk-tensor PTX or TMA library calls in live code; Triton accesses recorded with
-``via = descriptor``.
+Bulk copy PTX (tensor or not; not the group commit/wait instructions alone) or TMA library calls
+in live code; Triton accesses recorded with ``via = descriptor``.
 
 ## Not to be confused with
 Block pointers (``tl.make_block_ptr``) and descriptors whose data still goes through pointers.
@@ -16,17 +18,17 @@ Block pointers (``tl.make_block_ptr``) and descriptors whose data still goes thr
 from ..compiled.ttgir import by_instruction
 from ._base import Rule, Signature, absent, present
 
-PTX = r"\bcp(?:\.reduce)?\.async\.bulk\.tensor\S*"
-RULE = Rule("tma", Signature(ptx=PTX, sass=r"\b(?:UTMALDG|UTMASTG|UTMAREDG|UTMAPF)\S*", refutes=True, upgrades=True,
+PTX = r"\bcp(?:\.reduce)?\.async\.bulk\.(?:tensor|shared|global|prefetch)\S*"
+RULE = Rule("tma", Signature(ptx=PTX, sass=r"\b(?:UTMALDG|UTMASTG|UTMAREDG|UTMAPF|UBLKCP|UBLKRED|UBLKPF)\S*", refutes=True, upgrades=True,
                              triton=by_instruction(PTX)))
 TMA_NAMES = ("SM90_TMA", "SM100_TMA", "tma.load_async", "tma.store_async", "tma::load_async", "cp_async_bulk_tensor", "make_tma_copy", "cuTensorMapEncodeTiled")
 
 
 @RULE.cuda
 def cuda(f):
-    hits = f.asm_matching(r"cp(\.reduce)?\.async\.bulk\.tensor") + [c for c in f.calls if any(t.replace("::", ".") in c.fn for t in TMA_NAMES)]
+    hits = f.asm_matching(PTX) + [c for c in f.calls if any(t.replace("::", ".") in c.fn for t in TMA_NAMES)]
     if hits:
-        return present(hits, "TMA bulk tensor copies")
+        return present(hits, "bulk copies through the TMA unit")
     names = sorted(n for n in f.lib_names_used() if any(t.replace("::", ".") in n for t in TMA_NAMES))
     if names and any("load" in n or "copy" in n for n in names):
         return present([f.loc], f"TMA copy atoms: {', '.join(names[:3])}")

@@ -19,7 +19,7 @@ A single-pass sum and sum of squares (``E[x²] - E[x]²``) or a two-pass centred
 loaded count or M2 partial); a ceiling division ``1 + (x - 1) / k`` (a constant is no mean).
 """
 
-from ..facts.expr import Call, Load, Num, Op, Sym, flatten, subtree_has, walk
+from ..facts.expr import Call, Load, Num, Op, Sym, flatten, rewrite_within, subtree_has, walk
 from ._base import Rule, absent, present
 from ._queries import located
 
@@ -34,12 +34,26 @@ def _values(f) -> list:
     """(assignment, its value) with every load replaced by the location it reads, for the
     assignments shaped like a mean or M2 update (:func:`_update_shaped`): statistics kept in
     memory (``*mean += (x - *mean) / n`` through a pointer) read the same location twice, as two
-    loads that must compare equal."""
+    loads that must compare equal. Fused multiply-adds are read as the sum they compute
+    (``mean = fmaf(delta, w, mean)`` is ``mean + delta * w``)."""
     cached = f.cache.get("welford_values")
     if cached is None:
-        cached = [(a, located(f, a.new)) for a in f.assigns if _update_shaped(a.new)]
+        unfused = [(a, _unfused(a.new)) for a in f.assigns]
+        cached = [(a, located(f, v)) for a, v in unfused if _update_shaped(v)]
         f.cache["welford_values"] = cached
     return cached
+
+
+_FMA = frozenset({"fma", "fmaf", "__fmaf_rn", "__fma_rn", "__fmaf_ieee_rn", "tl.fma", "tl.math.fma"})
+_has_fma = subtree_has(lambda n: type(n) is Call and n.fn in _FMA and len(n.args) == 3)
+
+
+def _unfused(e):
+    """``e`` with every ``fma(a, b, c)`` written ``a * b + c``."""
+    if not _has_fma(e):
+        return e
+    return rewrite_within(e, lambda n: Op("+", (Op("*", n.args[:2]), n.args[2])) if type(n) is Call and n.fn in _FMA and len(n.args) == 3 else n,
+                          _has_fma)
 
 
 # Locating loads renames leaves and keeps every operator, so a shape test on operators gives

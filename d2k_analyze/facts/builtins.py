@@ -595,12 +595,26 @@ def _memory_semantics(interp, call: Call, loc: Loc) -> E | None:
     return None
 
 
+# A plain (non-tensor) bulk copy or reduction between global and shared memory: its first operand
+# is the destination, its second the source, in the order of the two state spaces it names.
+_BULK_COPY = re.compile(r"\bcp(\.reduce)?\.async\.bulk\.(shared|global)\S*\s*\[\s*%(\d+)\s*\]\s*,\s*\[\s*%(\d+)\s*\]")
+
+
 def asm_accesses(interp, s, inputs: list[E]) -> list[E]:
     """Loads/stores an inline-PTX statement makes through its operands: ``cp.async`` reads global
     and writes shared, ``ld.global``/``st.shared`` and friends read or write their address.
     Returns the values the statement's outputs receive, where the PTX defines them (a loaded
     element, an address conversion); empty otherwise."""
     text = s.text
+    bulk = _BULK_COPY.search(text)
+    if bulk:  # cp.async.bulk.<dst>.<src> [dst], [src], bytes ...: one thread moves a whole span
+        dst = _operand_ptr(interp, inputs, int(bulk.group(3)) - len(s.outputs))
+        src = _operand_ptr(interp, inputs, int(bulk.group(4)) - len(s.outputs))
+        if src is not None:
+            interp.record_access(src, "load", s.loc, via="tma", elem="bulk")
+        if dst is not None:
+            interp.record_access(dst, "rmw" if bulk.group(1) else "store", s.loc, via="tma", elem="bulk")
+        return []
     if "cp.async" in text and "bulk" not in text:
         m = re.search(r"\[\s*%(\d+)\s*\]\s*,\s*\[\s*%(\d+)\s*\]", text)
         if m:
@@ -637,6 +651,28 @@ def asm_accesses(interp, s, inputs: list[E]) -> list[E]:
         if m.group(1) == "ld":
             values.append(Load(acc.obj, acc.space, acc.id))
     return values
+
+
+# Single-instruction PTX math whose result is a known function of its operand: the value an
+# ``asm("ex2.approx.ftz.f32 %0, %1;" ...)`` output receives is exp2 of that input, whatever the
+# helper around it is called.
+_PTX_UNARY = {"ex2": "exp2", "lg2": "log2", "rsqrt": "rsqrt", "sqrt": "sqrt", "tanh": "tanh", "sin": "sin", "cos": "cos"}
+_PTX_UNARY_RX = re.compile(r"^\s*(ex2|lg2|rsqrt|sqrt|tanh|sin|cos|rcp)\.(?:approx|rn|rz|rm|rp)(?:\.ftz)?\.(?:f16x2|bf16x2|f16|bf16|f32|f64)"
+                           r"\s+%(\d+)\s*,\s*%(\d+)\s*;?\s*$")
+
+
+def asm_math(text: str, n_outputs: int, inputs: list[E]) -> E | None:
+    """The value a one-instruction PTX unary (ex2, lg2, rsqrt, sqrt, tanh, sin, cos, rcp) writes
+    to its one output, or None for any other statement."""
+    m = _PTX_UNARY_RX.match(text)
+    if m is None or n_outputs != 1 or int(m.group(2)) != 0:
+        return None
+    i = int(m.group(3)) - n_outputs
+    if not 0 <= i < len(inputs):
+        return None
+    if m.group(1) == "rcp":
+        return binop("/", (Num(1.0), inputs[i]))
+    return Call(_PTX_UNARY[m.group(1)], (inputs[i],))
 
 
 def _bytes(interp, v: E) -> E:

@@ -25,7 +25,7 @@ from typing import Callable, Protocol
 
 from . import builtins
 from .expr import (ONE, ZERO, Attr, Call, Cast, E, Index, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef,
-                   atoms, num, order_key, size, walk)
+                   atoms, num, order_key, short, size, walk)
 from .ir import Asm, Assign, Decl, ExprStmt, Func, If, Loc, Loop, Return, Stmt
 from .kernel import Access, AsmFact, Assignment, KernelFacts, LoopFact, Obj
 from .types import base_type, size_of
@@ -61,6 +61,27 @@ class Cell:
         self.value = value
         self.fields: dict[str, Cell] = {}
         self.type = type_
+
+
+def _function_ref(v: E) -> bool:
+    """A function named by reference, a null pointer, or a choice between such."""
+    if isinstance(v, TypeRef):
+        return v.name.startswith("fn:")
+    if isinstance(v, Num):
+        return v.v == 0
+    return isinstance(v, Op) and v.op == "?:" and len(v.args) == 3 and _function_ref(v.args[1]) and _function_ref(v.args[2])
+
+
+def _member(value: E, name: str, members: list[str]) -> E:
+    """Member ``name`` of a struct value: the item of a brace initialiser in the member's
+    declaration position, through a conditional of initialisers (an early ``return {m, 0.f}``)."""
+    if isinstance(value, Tup) and name in members and len(value.items) == len(members):
+        return value.items[members.index(name)]
+    if isinstance(value, Op) and value.op == "?:" and len(value.args) == 3:
+        a, b = _member(value.args[1], name, members), _member(value.args[2], name, members)
+        if not (isinstance(a, Attr) and a.base is value.args[1]) or not (isinstance(b, Attr) and b.base is value.args[2]):
+            return Op("?:", (value.args[0], a, b))
+    return Attr(value, name)
 
 
 @dataclass
@@ -156,7 +177,9 @@ class Interp:
                 space = "local"
             else:
                 space = "global"
-            oid = self.new_obj(space, "", (), self.f.loc, "implicit")
+            # a peer CTA's shared memory (distributed shared memory of a thread-block cluster)
+            peer = isinstance(base, Call) and short(base.fn) in ("map_shared_rank", "mapa")
+            oid = self.new_obj("shared" if peer else space, "", (), self.f.loc, "cluster_peer" if peer else "implicit")
             self.param_objs[key] = oid
         return Ptr(oid, "", ZERO)
 
@@ -261,6 +284,8 @@ class Interp:
             new = rhs if s.op == "=" else self.cap(builtins.binop(s.op[:-1], (cell.value, rhs)))
             self.set_value(cell, self.cap(new))
             self.f.assigns.append(Assignment(s.loc, cell.id, None, s.op, rhs, old, cell.value, tuple(self.loops), tuple(self.guards), cell.type))
+            if s.op == "=" and cell.fields:
+                self.assign_members(cell, s)
             return
         ptr = self.address(s.target, s.loc)
         if ptr is None:
@@ -309,6 +334,8 @@ class Interp:
                 continue
             if self.lang == "triton" and _is_undef(before):
                 merged = va if vb == before else vb  # Python: defined in one branch only
+            elif _function_ref(va) and _function_ref(vb):
+                merged = Op("?:", (c, va, vb))  # a kernel pointer chosen by a branch stays a choice of kernels
             else:
                 merged = Sym(f"phi#{cid}@{s.loc.line}", _deps(atoms(va) | atoms(vb)))
             self.set_value(cell, merged)
@@ -324,6 +351,8 @@ class Interp:
                 self.stmt(st)
             carried = self.carried_cells(s)
             induction = self.induction(s, fact)
+            # the members of a carried struct are carried too (``t.sum += v`` in the body)
+            carried += [fc for cell in list(carried) for fc in cell.fields.values() if fc not in carried]
             for cell in carried:
                 if induction is not None and cell is induction[0]:
                     continue
@@ -421,6 +450,9 @@ class Interp:
         ins = [self.ev(x, s.loc) for x in s.inputs]
         self.f.asm.append(AsmFact(s.text, s.loc, tuple(self.loops), tuple(self.guards)))
         produced = builtins.asm_accesses(self, s, ins)
+        math = builtins.asm_math(s.text, len(s.outputs), ins) if not produced else None
+        if math is not None:
+            produced = [math]
         deps = frozenset().union(*(atoms(v) for v in ins)) if ins else frozenset()
         for i, out in enumerate(s.outputs):
             cell = self.lvalue_cell(out, s.loc)
@@ -455,12 +487,43 @@ class Interp:
             base = self.lvalue_cell(e.base, loc)
             if base is not None and not isinstance(base.value, Ptr):
                 fc = base.fields.get(e.name)
-                if fc is None:  # a member of a constructed value folds (make_uint2(a, b).y is b)
-                    member = builtins.attribute(self, base.value, e.name, loc) if isinstance(base.value, Call) else Attr(base.value, e.name)
+                if fc is None:  # a member of a constructed value folds (make_uint2(a, b).y is b; S{a, b}.y is b)
+                    member = builtins.attribute(self, base.value, e.name, loc) if isinstance(base.value, Call) else self.member_of(base, e.name)
                     fc = self.new_cell(member)
                     base.fields[e.name] = fc
                 return fc
         return None
+
+    def members(self, cell: Cell) -> list[str]:
+        """The data members of a struct-typed local, in declaration order (empty when unknown)."""
+        return self.p.struct_fields(self.resolve_type(cell.type)) if cell.type else []
+
+    def member_of(self, cell: Cell, name: str) -> E:
+        """A data member of a struct local whose value is a brace initialiser: the item in the
+        member's declaration position (``MaxSum p{m, s}; p.s`` is ``s``)."""
+        return _member(cell.value, name, self.members(cell))
+
+    def whole(self, cell: Cell) -> E:
+        """A struct local read as a whole (passed by value, copied): its members' current values as
+        a brace initialiser when members were assigned one by one (``Moments o; o.n = ...;
+        merge(v, o)``), so that the callee's ``b.n`` is what was stored."""
+        members = self.members(cell)
+        if len(members) < 2 or not any(name in cell.fields for name in members):
+            return cell.value
+        return Tup(tuple(cell.fields[name].value if name in cell.fields else _member(cell.value, name, members) for name in members))
+
+    def assign_members(self, cell: Cell, s: Assign) -> None:
+        """A whole struct assigned (``v = merge(v, other)``): each data member gets its part of the
+        new value, as if assigned one by one, so that later reads of ``v.m`` see the new member and
+        the detectors see each member's update."""
+        members = self.members(cell)
+        for name in members if len(members) > 1 else ():
+            fc = cell.fields.get(name)
+            if fc is None:
+                fc = cell.fields[name] = self.new_cell(Attr(Sym(f"struct#{cell.id}"), name))
+            old, new = fc.value, _member(cell.value, name, members)
+            self.set_value(fc, new)
+            self.f.assigns.append(Assignment(s.loc, fc.id, None, "=", new, old, new, tuple(self.loops), tuple(self.guards), ""))
 
     def item_cell(self, e: Index, loc: Loc) -> Cell | None:
         """The element cell of a Python container local (``cache[key]``): one cell per container,
@@ -598,7 +661,7 @@ class Interp:
     def name(self, ident: str, loc: Loc) -> E:
         c = self.lookup(ident)
         if c is not None:
-            return c.value
+            return self.whole(c) if c.fields else c.value
         for fr in reversed(self.frames):
             if ident in fr.tbind:
                 return fr.tbind[ident]
@@ -703,10 +766,14 @@ class Interp:
                 if fn is not None:
                     return self.inline(fn, list(e.args[1:]), loc, targs=e.targs, this=e.args[0])
             return builtins.library_call(self, e, loc, base=base)
-        if "." in e.fn:  # Struct::method(...) / Struct<T>::method(...)
+        if "." in e.fn:  # Struct::method(...) / Struct<T>::method(...) / Alias::method(...)
             owner, _, method = e.fn.rpartition(".")
-            if self.p.is_struct(owner.split(".")[-1]):
-                fn = self.p.method(owner.split(".")[-1], method)
+            owner = owner.split(".")[-1]
+            bound = self.frame.tbind.get(owner)
+            if isinstance(bound, TypeRef):  # ``using P = Pack<T>; P::widen(...)``
+                owner = bound.name.split("<")[0].split("::")[-1].strip()
+            if self.p.is_struct(owner):
+                fn = self.p.method(owner, method)
                 if fn is not None:
                     return self.inline(fn, list(e.args), loc, targs=e.targs)
         cell = self.lookup(e.fn) if "." not in e.fn else None

@@ -21,10 +21,19 @@ def kernel_name(interp, value: E) -> str | None:
         name = value.key[4:]
     elif isinstance(value, Attr):
         return kernel_name(interp, value.base)  # kern.fn[grid](...) / kern.run(...)
+    elif isinstance(value, Op) and value.op == "?:" and len(value.args) == 3:
+        # a kernel picked by a condition (``wide ? k<8, 512> : nullptr``): the branches that name a
+        # kernel must agree; a null branch launches nothing
+        names = {kernel_name(interp, v) for v in value.args[1:] if not _null(v)}
+        return names.pop() if len(names) == 1 else None
     else:
         return None
     aliases = getattr(interp.p, "aliases", {})
     return aliases.get(name, name).split(".")[-1]
+
+
+def _null(value: E) -> bool:
+    return (isinstance(value, Num) and value.v == 0) or (isinstance(value, Sym) and value.key in ("lib:nullptr", "lib:NULL", "none"))
 
 
 def dims(value: E) -> tuple[E, ...]:

@@ -34,6 +34,7 @@ class CudaProgram:
         self.aliases: dict[str, str] = {}
         self.types: dict[str, str] = {}
         self.structs: set[str] = set()
+        self.fields: dict[str, list[str]] = {}
         self.by_name: dict[str, list[CudaFunction]] = {}
         self.methods: dict[tuple[str, str], CudaFunction] = {}
         self.constant_nodes: dict[str, tuple[CudaSource, Node]] = {}
@@ -42,6 +43,8 @@ class CudaProgram:
             self.aliases.update(src.namespace_aliases)
             self.types.update(src.type_aliases)
             self.structs |= set(src.struct_templates)
+            for sname, members in src.struct_fields.items():
+                self.fields.setdefault(sname, members)
             for fn in src.functions:
                 if fn.owner:
                     self.methods.setdefault((fn.owner, fn.name), fn)
@@ -150,6 +153,10 @@ class CudaProgram:
 
     def is_struct(self, name: str) -> bool:
         return name.split("<")[0] in self.structs
+
+    def struct_fields(self, name: str) -> list[str]:
+        """A user struct's data members in declaration order (empty when unknown)."""
+        return self.fields.get(name.split("<")[0].split("::")[-1].strip(), [])
 
     def type_alias(self, name: str) -> str | None:
         return self.types.get(name)
@@ -261,6 +268,9 @@ class PyProgram:
 
     def is_struct(self, name: str) -> bool:
         return False
+
+    def struct_fields(self, name: str) -> list[str]:
+        return []
 
     def type_alias(self, name: str) -> str | None:
         return None

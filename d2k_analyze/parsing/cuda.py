@@ -86,6 +86,7 @@ class CudaSource:
     constants: dict[str, str] = field(default_factory=dict)  # name -> value text (constexpr, #define)
     constant_nodes: dict[str, Node] = field(default_factory=dict)  # name -> value node (constexpr, enum, static member)
     struct_templates: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # struct -> template params
+    struct_fields: dict[str, list[str]] = field(default_factory=dict)  # struct -> data members, in declaration order
     type_aliases: dict[str, str] = field(default_factory=dict)  # using X = T; typedef T X;
     namespace_aliases: dict[str, str] = field(default_factory=dict)  # namespace cg = cooperative_groups;
     attributes: list[tuple[int, str]] = field(default_factory=list)  # (row, text) blanked attributes
@@ -288,10 +289,28 @@ def _collect_struct(node: Node, src: CudaSource, template: Node | None, extern_c
         return
     sname = text(name).split("<")[0]
     src.struct_templates[sname] = _template_params(template)
+    src.struct_fields[sname] = _data_members(body)
     _collect(body, src, None, extern_c, sname)
     for fn in src.functions:
         if fn.owner == sname and template is not None and not fn.template_params:
             fn.template_params = _template_params(template)
+
+
+def _data_members(body: Node) -> list[str]:
+    """The non-static data members of a struct body in declaration order: the order in which a
+    brace initialiser ``T{a, b}`` or ``return {a, b};`` fills them."""
+    out: list[str] = []
+    for decl in body.named_children:
+        if decl.type != "field_declaration":
+            continue
+        if any(c.type == "storage_class_specifier" and text(c) == "static" for c in decl.children):
+            continue
+        for d in decl.children_by_field_name("declarator"):
+            while d is not None and d.type in ("array_declarator", "pointer_declarator", "reference_declarator", "init_declarator"):
+                d = d.child_by_field_name("declarator")
+            if d is not None and d.type == "field_identifier":
+                out.append(text(d))
+    return out
 
 
 def _collect_enum(node: Node, src: CudaSource) -> None:
