@@ -10,9 +10,10 @@ swap their pairs through distributed shared memory. Why: a 64 KB row held in reg
 whole SM, which then loads, reduces and stores strictly in turn (0.58-0.73 of the H200's copy
 bandwidth in every Triton design measured); in shared memory it needs ~40 registers a thread, so
 three CTAs share an SM and one's copy and stores overlap another's arithmetic. Measured on the
-H200 (benchmarks/rows_ring.py): 0.78 of 4.3 TB/s on m1024_n32768 against 0.68 for the Triton
-kernel, 0.72 on m128_n262144_fp32 against 0.58. On rows of 16 KB or less the Triton kernels were
-as fast or faster, so they keep those workloads.
+H200 through d2k-profile (docs/h200-results.md): 0.78 of 4.3 TB/s on m1024_n32768 (1.72x
+torch.softmax; the Triton kernel reached 0.65) and 0.75 on m128_n262144_fp32 (1.82x; Triton 0.55).
+On rows of 16 KB or less the Triton kernels were as fast or faster (benchmarks/softmax_smem_rows.py
+and the ring sweep of commit a7de729), so they keep those workloads.
 
 The Triton kernels (every other shape, other GPUs, and the CPU interpreter):
 
