@@ -8,7 +8,8 @@ host ``TensorDescriptor``) whose ``load``/``store`` the kernel calls. Plain bulk
 run on the same unit and count.
 
 ## How it is detected
-Bulk copy PTX (tensor or not; not the group commit/wait instructions alone) or TMA library calls
+Bulk copy PTX (tensor or not; not the group commit/wait instructions alone, nor a plain
+``cp.async.bulk.prefetch.L2``, which moves nothing into shared memory) or TMA library calls
 in live code; Triton accesses recorded with ``via = descriptor``.
 
 ## Not to be confused with
@@ -18,8 +19,8 @@ Block pointers (``tl.make_block_ptr``) and descriptors whose data still goes thr
 from ..compiled.ttgir import by_instruction
 from ._base import Rule, Signature, absent, present
 
-PTX = r"\bcp(?:\.reduce)?\.async\.bulk\.(?:tensor|shared|global|prefetch)\S*"
-RULE = Rule("tma", Signature(ptx=PTX, sass=r"\b(?:UTMALDG|UTMASTG|UTMAREDG|UTMAPF|UBLKCP|UBLKRED|UBLKPF)\S*", refutes=True, upgrades=True,
+PTX = r"\bcp(?:\.reduce)?\.async\.bulk\.(?:tensor|shared|global)\S*"
+RULE = Rule("tma", Signature(ptx=PTX, sass=r"\b(?:UTMALDG|UTMASTG|UTMAREDG|UTMAPF|UBLKCP|UBLKRED)\S*", refutes=True, upgrades=True,
                              triton=by_instruction(PTX)))
 TMA_NAMES = ("SM90_TMA", "SM100_TMA", "tma.load_async", "tma.store_async", "tma::load_async", "cp_async_bulk_tensor", "make_tma_copy", "cuTensorMapEncodeTiled")
 
