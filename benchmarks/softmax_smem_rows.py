@@ -24,8 +24,6 @@ misaligned data pointer, every cluster split) and exits non-zero on a mismatch.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -36,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from d2k_profile.loader import load_module  # noqa: E402
+from checked_sweep import run_checked_sweep  # noqa: E402
 from rows_one_barrier import _bench  # noqa: E402
 
 BANDWIDTH = 4.3e12  # bytes/s: the H200's measured copy bandwidth
@@ -149,28 +148,9 @@ def _summary(records: list[dict]) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=40)
-    ap.add_argument("--out", type=Path)
-    ap.add_argument("--check-only", action="store_true")
-    args = ap.parse_args(argv)
-    records: list[dict] = []
-    sink = args.out.open("w") if args.out else None
-
-    def emit(rec: dict) -> None:
-        records.append(rec)
-        if sink:
-            sink.write(json.dumps(rec) + "\n")
-            sink.flush()
-
     mod = _expert()
-    failures = _check(mod, emit)
-    print(f"correctness: {sum(1 for r in records if r['kind'] == 'check' and r['ok'])} ok, {failures} mismatches",
-          flush=True)
-    if not args.check_only:
-        _sweep(mod, emit, args.reps)
-        _summary(records)
-    return 1 if failures else 0
+    return run_checked_sweep(__doc__.split("\n\n")[0], lambda emit: _check(mod, emit),
+                             lambda emit, reps: _sweep(mod, emit, reps), _summary, argv)
 
 
 if __name__ == "__main__":

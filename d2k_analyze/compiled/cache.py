@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-LAYER_VERSION = "3"  # 3: extension-build flags; 2: a missing library header skips instead of failing; bump when parsing or signatures change, to invalidate old entries
+LAYER_VERSION = "4"  # 4: tma and thread_block_cluster signatures (plain bulk copies); 3: extension-build flags; 2: a missing library header skips instead of failing; bump when parsing or signatures change, to invalidate old entries
 
 
 def cache_dir() -> Path:

@@ -158,6 +158,11 @@ def _accumulates(a: Assignment) -> bool:
         or (isinstance(a.new, Call) and short(a.new.fn) in ("fma", "fmaf", "__fmaf_rn", "__hfma", "__hfma2") and a.old in a.new.args)
 
 
+def products_of(a: Assignment):
+    """The (left, right) factor pairs of an accumulating assignment's products."""
+    return _products(a.new, a.old)
+
+
 def _products(new: E, old: E):
     for n in walk(new):
         if isinstance(n, Op) and n.op == "*" and len(n.args) >= 2:

@@ -10,7 +10,8 @@ and subtracting the constant, instead of an int-to-float conversion instruction;
 An ``|`` (or ``+``) of a magic exponent pattern with a value computed from loaded data, whose
 result is reinterpreted or cast to a float type (a Triton ``.to(float)`` of the word, CUDA
 ``__int_as_float`` / ``__ushort_as_half`` / a pointer cast) or has the magic float value
-subtracted from it; or inline asm with ``lop3`` and a magic immediate.
+subtracted from it; or inline asm with ``lop3`` and a magic exponent, as an immediate in the
+template or as an input operand whose value resolves to one.
 
 ## Not to be confused with
 A plain cast of the integer (``q.to(tl.float16)``, ``__int2half_rn``, ``cvt``); the constant
@@ -74,7 +75,7 @@ def detect(f):
         for rec2, v in values:
             if _converted(v, n):
                 return present([rec, rec2], "integer OR-ed into a float's mantissa, reinterpreted, magic value subtracted")
-    asm = [a for a in f.asm if "lop3" in a.text and ASM_MAGIC.search(a.text)]
+    asm = [a for a in f.asm if "lop3" in a.text and (ASM_MAGIC.search(a.text) or any(num(v) in MAGIC for v in a.operands))]
     if asm:
-        return present(asm[:1], "lop3.b32 with a magic exponent immediate")
+        return present(asm[:1], "lop3.b32 merging bits into a magic exponent (an immediate or a constant operand)")
     return absent("integers converted with ordinary casts (no magic-number trick)")

@@ -10,8 +10,10 @@ memory.
 A bit field of loaded data (``(w >> s) & 0xF``-style masks, or ``lop3`` / ``prmt`` PTX) whose
 load lies in a loop that also reduces products (``tl.dot``, an MMA, an accumulation into a
 loop-carried local), and that bit field is an operand of the ``tl.dot`` or of a product added to
-the carried accumulator, or is stored to a shared tile that the same loop reads back. A global
-store of a value built from the bit field that is not a reduction result (the dequantised
+the carried accumulator; or is stored, itself or through a register array, to a shared tile that
+the same loop reads back; or reaches a factor of a multiply-accumulate of that loop through
+register arrays (``deq[j]`` written from the bit field, then ``acc[r] += deq[j] * x[j]``). A
+global store of a value built from the bit field that is not a reduction result (the dequantised
 weights themselves) makes it absent.
 
 ## Not to be confused with
@@ -23,7 +25,7 @@ unpacking metadata in a loop that multiplies other data.
 from ..facts.expr import Call, Load, Op, Sym, num, short, subtree_has, walk
 from ..facts.ops import NIBBLE_MASKS
 from ._base import Rule, absent, present
-from ._queries import dots, mma_calls
+from ._queries import dots, loads_in, mac_updates, mma_calls, products_of, stores_to
 
 RULE = Rule("mainloop_dequant")
 REDUCERS = {"dot", "dot_scaled", "sum", "mma_sync", "reduce"}
@@ -91,11 +93,54 @@ def _via_shared(f) -> list:
     for st in f.accesses:
         if st.space != "shared" or st.kind != "store" or st.value is None or not st.loops:
             continue
-        if not _has_field(st.value):
+        if not _field_in_registers(f, st.value, set(st.loops)):
             continue
         for ld in f.accesses:
             if ld.obj == st.obj and ld.kind == "load" and set(ld.loops) & set(st.loops) & mma_loops:
                 return [st, ld]
+    return []
+
+
+def _register_objects(f, e) -> set[int]:
+    """Register arrays ``e`` reads: its local loads, and the local objects a merged value (a
+    branch's phi) depends on."""
+    objs = {acc.obj for acc in loads_in(f, e) if acc.space == "local"}
+    for n in walk(e):
+        if isinstance(n, Sym):
+            for d in n.deps:
+                if d.startswith("obj#") and d[4:].isdigit():
+                    stores = stores_to(f, int(d[4:]))
+                    if stores and all(st.space == "local" for st in stores):
+                        objs.add(int(d[4:]))
+    return objs
+
+
+def _field_in_registers(f, e, loops: set[int], depth: int = 4) -> bool:
+    """A bit field of loaded data reaches ``e`` directly or through register arrays written in
+    one of ``loops``: ``deq[j] = lop3(w, 0x000F000F, 0x64006400); ... acc += deq[j] * x[j]``."""
+    frontier, seen = [e], set()
+    for _ in range(depth + 1):
+        nxt = []
+        for v in frontier:
+            if _has_field(v):
+                return True
+            for obj in _register_objects(f, v) - seen:
+                seen.add(obj)
+                nxt += [st.value for st in stores_to(f, obj) if st.value is not None and set(st.loops) & loops]
+        frontier = nxt
+    return False
+
+
+def _fed_through_registers(f) -> list:
+    """A multiply-accumulate of the main loop (two different operands, see ``mac_updates``) with
+    a dequantised value held in a register array among its factors."""
+    for a in mac_updates(f):
+        loops = set(a.loops)
+        for left, right in products_of(a):
+            if a.old is not None and a.old in (left, right):
+                continue  # w = fma(w, scale, zero) rescales the weight itself: not the product
+            if _field_in_registers(f, left, loops) or _field_in_registers(f, right, loops):
+                return [a]
     return []
 
 
@@ -109,7 +154,7 @@ def detect(f):
     stored = _materialised(f)
     if stored:
         return absent("dequantised weights stored to global memory")
-    hits = _fed_products(f) or _via_shared(f) or _asm_unpack(f)
+    hits = _fed_products(f) or _via_shared(f) or _asm_unpack(f) or _fed_through_registers(f)
     if hits:
         return present(hits[:2], "packed words unpacked in the K loop and fed to its dot / multiply-accumulate")
     return absent("no bit field of loaded weights feeds the main loop's products")

@@ -12,7 +12,9 @@ live code; a cluster launch attribute in the host code that launches the kernel;
 ``num_ctas`` in every autotune config or at the launch, > 1.
 
 ## Not to be confused with
-Cluster dims that resolve to 1.
+Cluster dims that resolve to 1; the ``.shared::cluster`` destination of a plain global-to-shared
+bulk copy or TMA load, which PTX spells that way in a CTA launched alone; a cluster-scoped fence
+(``fence.mbarrier_init.release.cluster``).
 """
 
 import re
@@ -21,7 +23,12 @@ from ..facts.expr import num
 from ..parsing.liveness import UNKNOWN, literal_value
 from ._base import Rule, Signature, absent, present
 
-RULE = Rule("thread_block_cluster", Signature(ptx=r"\bbarrier\.cluster\S*|\bmapa\S*|\.shared::cluster\b|%cluster_\w+", sass=r"\bUCGABAR\S*", refutes=True))
+# ``.shared::cluster`` followed by ``.global`` is the destination of a plain global-to-shared bulk
+# copy (cp.async.bulk[.tensor].shared::cluster.global): PTX requires that spelling in a lone CTA too
+# (a cluster of one), so it says nothing. Peer accesses, shared-to-shared copies, remote barriers,
+# mapa, cluster barriers and multicast do.
+CLUSTER_ASM = r"barrier\.cluster|\bmapa\b|shared::cluster\b(?!\.global)|%cluster_|multicast::cluster"
+RULE = Rule("thread_block_cluster", Signature(ptx=r"\bbarrier\.cluster\S*|\bmapa\S*|\.shared::cluster\b(?!\.global)|multicast::cluster|%cluster_\w+", sass=r"\bUCGABAR\S*", refutes=True))
 CLUSTER_CALLS = ("this_cluster", "map_shared_rank", "cluster_sync", "cluster_arrive", "cluster_wait", "block_rank_in_cluster", "cluster_ctarank")
 HOST_ATTRS = ("cudaLaunchAttributeClusterDimension", "cudaFuncAttributeRequiredClusterWidth", "cudaFuncAttributeNonPortableClusterSizeAllowed", "ClusterLauncher", "cluster_shape", "ClusterShape")
 
@@ -39,7 +46,7 @@ def cuda(f):
                 if prod <= 1:
                     return absent("cluster dims resolve to 1")
             return present([f.loc], f"cluster dims {m.group(1).strip()}")
-    hits = f.asm_matching(r"barrier\.cluster|\bmapa\b|shared::cluster|%cluster_|multicast::cluster") + [c for c in f.calls if c.short in CLUSTER_CALLS]
+    hits = f.asm_matching(CLUSTER_ASM) + [c for c in f.calls if c.short in CLUSTER_CALLS]
     if hits:
         return present(hits, "cluster-scope barriers / distributed shared memory")
     host = sorted(n for n in f.host_names if any(a in n for a in HOST_ATTRS))

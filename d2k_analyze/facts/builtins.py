@@ -661,9 +661,74 @@ _PTX_UNARY_RX = re.compile(r"^\s*(ex2|lg2|rsqrt|sqrt|tanh|sin|cos|rcp)\.(?:appro
                            r"\s+%(\d+)\s*,\s*%(\d+)\s*;?\s*$")
 
 
+# ``lop3.b32 d, a, b, c, LUT``: the common look-up tables as the bitwise expression they compute,
+# so that a nibble mask merged into a magic exponent reads as ``(w & 0x000F000F) | 0x64006400``
+# wherever the table and the operands come from (an immediate, ``"n"(kLut)``, a template value).
+_LOP3_FORMS = (
+    lambda a, b, c: a & b & c, lambda a, b, c: a | b | c, lambda a, b, c: a ^ b ^ c,
+    lambda a, b, c: (a & b) | c, lambda a, b, c: a | (b & c), lambda a, b, c: (a & c) | b,
+    lambda a, b, c: (a & b) ^ c, lambda a, b, c: a ^ (b & c), lambda a, b, c: a & (b | c),
+    lambda a, b, c: (a | b) & c, lambda a, b, c: (a & b) | (~a & c),
+)
+_LOP3_OPS = {"&": lambda x, y: x & y, "|": lambda x, y: x | y, "^": lambda x, y: x ^ y}
+_LOP3_RX = re.compile(r"^\s*lop3\.b32\s+%(\d+)\s*,\s*%(\d+)\s*,\s*%(\d+)\s*,\s*%(\d+)\s*,\s*(%\d+|0[xX][0-9a-fA-F]+|\d+)\s*;?\s*$")
+
+
+class _Bits:
+    """An operand of a look-up-table form: evaluates the form on the truth-table bytes (0xF0,
+    0xCC, 0xAA) and, with expressions, builds the expression."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def _op(self, op, other):
+        a, b = self.v, other.v
+        if isinstance(a, int) and isinstance(b, int):
+            return _Bits(_LOP3_OPS[op](a, b) & 0xFF)
+        return _Bits(binop(op, (a, b)))
+
+    def __and__(self, o):
+        return self._op("&", o)
+
+    def __or__(self, o):
+        return self._op("|", o)
+
+    def __xor__(self, o):
+        return self._op("^", o)
+
+    def __invert__(self):
+        return _Bits(~self.v & 0xFF if isinstance(self.v, int) else binop("~", (self.v,)))
+
+
+_LOP3_TABLE = {form(_Bits(0xF0), _Bits(0xCC), _Bits(0xAA)).v: form for form in _LOP3_FORMS}
+
+
+def _lop3(text: str, n_outputs: int, inputs: list[E]) -> E | None:
+    m = _LOP3_RX.match(text.replace("\\n", "\n"))
+    if m is None or n_outputs != 1 or int(m.group(1)) != 0:
+        return None
+    ops = [int(m.group(i)) - n_outputs for i in (2, 3, 4)]
+    if not all(0 <= i < len(inputs) for i in ops):
+        return None
+    lut_text = m.group(5)
+    if lut_text.startswith("%"):
+        i = int(lut_text[1:]) - n_outputs
+        lut = num(inputs[i]) if 0 <= i < len(inputs) else None
+    else:
+        lut = int(lut_text, 0)
+    form = _LOP3_TABLE.get(lut) if isinstance(lut, int) else None
+    if form is None:
+        return None
+    return form(*(_Bits(inputs[i]) for i in ops)).v
+
+
 def asm_math(text: str, n_outputs: int, inputs: list[E]) -> E | None:
-    """The value a one-instruction PTX unary (ex2, lg2, rsqrt, sqrt, tanh, sin, cos, rcp) writes
-    to its one output, or None for any other statement."""
+    """The value a one-instruction PTX unary (ex2, lg2, rsqrt, sqrt, tanh, sin, cos, rcp) or a
+    ``lop3.b32`` with a known look-up table writes to its one output, or None for any other
+    statement."""
+    bits = _lop3(text, n_outputs, inputs)
+    if bits is not None:
+        return bits
     m = _PTX_UNARY_RX.match(text)
     if m is None or n_outputs != 1 or int(m.group(2)) != 0:
         return None

@@ -448,7 +448,7 @@ class Interp:
 
     def asm(self, s: Asm) -> None:
         ins = [self.ev(x, s.loc) for x in s.inputs]
-        self.f.asm.append(AsmFact(s.text, s.loc, tuple(self.loops), tuple(self.guards)))
+        self.f.asm.append(AsmFact(s.text, s.loc, tuple(self.loops), tuple(self.guards), tuple(ins)))
         produced = builtins.asm_accesses(self, s, ins)
         math = builtins.asm_math(s.text, len(s.outputs), ins) if not produced else None
         if math is not None:

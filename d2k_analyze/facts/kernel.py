@@ -118,10 +118,14 @@ class CallFact:
 
 @dataclass
 class AsmFact:
+    """An inline asm statement: its template text and the resolved values of its input operands
+    (a constant passed as ``"r"(kMask)`` is the constant, whatever it is called)."""
+
     text: str
     loc: Loc
     loops: tuple[int, ...]
     guards: tuple[E, ...]
+    operands: tuple[E, ...] = ()
 
 
 @dataclass

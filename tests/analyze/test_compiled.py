@@ -106,6 +106,14 @@ def test_scan_ptx_and_sass_markers():
     sass = scan(SASS, "sass")
     assert {"tensor_cores", "async_copy", "ldmatrix", "vectorized_access", "warp_shuffle_reduction", "fast_math", "cache_hints"} <= set(sass)
     assert scan("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];", "ptx").keys() >= {"tma", "async_copy"}
+    # a lone CTA's bulk copy and TMA load spell their destination .shared::cluster: no cluster there
+    assert "thread_block_cluster" not in scan("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], %r2, [%r3];\n"
+                                             "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];\n"
+                                             "fence.mbarrier_init.release.cluster;", "ptx")
+    for peer in ("mapa.shared::cluster.u32 %r2, %r1, %r3;", "ld.shared::cluster.f32 %f1, [%r2];",
+                 "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r1], [%r2], %r3, [%r4];",
+                 "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1, {%r2, %r3}], [%r4], %rs1;"):
+        assert "thread_block_cluster" in scan(peer, "ptx"), peer
     assert "atomics" in scan("atom.global.add.f32 %f1, [%rd1], %f2;", "ptx")
     assert "atomics" not in scan("bar.red.popc.u32 %r1, 0, %p1;", "ptx")
 

@@ -108,7 +108,9 @@ def test_triton_submission_correct_on_smoke(folder):
 # what torch.utils.cpp_extension passes to nvcc for every load_inline build (half/bf16 implicit
 # conversions and operators off): a kernel that compiles without these flags may not build there
 TORCH_EXTENSION_FLAGS = list(COMMON_NVCC_FLAGS)
-CUDA_SOURCES = hand_written(sorted((REPO / "corpus").rglob("*.cu"))) + sorted((REPO / "tasks").rglob("*.cu"))
+# the corpus, the experts, and the candidate kernels the benchmarks sweep before one enters an expert
+CUDA_SOURCES = (hand_written(sorted((REPO / "corpus").rglob("*.cu"))) + sorted((REPO / "tasks").rglob("*.cu"))
+                + sorted((REPO / "benchmarks").glob("*.cu")))
 
 
 @pytest.mark.parametrize("source", CUDA_SOURCES, ids=lambda p: str(p.relative_to(REPO)))

@@ -1,0 +1,50 @@
+"""The command-line shell shared by the checked sweeps (softmax_smem_rows.py, layernorm_smem_rows.py,
+w4a16_decode.py): correctness cases first, then the timed settings, one JSON line per record.
+
+A sweep module supplies ``check(emit) -> failures``, ``sweep(emit, reps)`` and
+``summary(records)``; this runs them, writes every record to ``--out`` as it is made (a crash
+loses nothing already measured), and exits non-zero when any correctness case failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Callable
+
+Emit = Callable[[dict], None]
+
+
+def run_checked_sweep(description: str, check: Callable[[Emit], int], sweep: Callable[[Emit, int], None],
+                      summary: Callable[[list[dict]], None], argv=None) -> int:
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--reps", type=int, default=40, help="timed calls per setting (median reported)")
+    ap.add_argument("--out", type=Path, help="JSON lines file for every check and timing record")
+    ap.add_argument("--check-only", action="store_true", help="run the correctness cases alone")
+    args = ap.parse_args(argv)
+    records: list[dict] = []
+    sink = args.out.open("w") if args.out else None
+
+    def emit(rec: dict) -> None:
+        records.append(rec)
+        if sink:
+            sink.write(json.dumps(rec) + "\n")
+            sink.flush()
+
+    failures = check(emit)
+    passed = sum(1 for r in records if r.get("kind") == "check" and r.get("ok"))
+    print(f"correctness: {passed} ok, {failures} mismatches", flush=True)
+    if not args.check_only:
+        sweep(emit, args.reps)
+        summary(records)
+    return 1 if failures else 0
+
+
+def build_candidate(name: str, source: Path, binding: str, functions: list[str]):
+    """Build a candidate CUDA kernel (a .cu file next to the sweep) with its C++ binding through
+    torch's load_inline, the way an expert binds its kernels; cached per machine by torch."""
+    from torch.utils.cpp_extension import load_inline
+
+    return load_inline(name=name, cpp_sources=binding, cuda_sources=source.read_text(), functions=functions,
+                       extra_cuda_cflags=["-O3", "-std=c++17"])

@@ -1,0 +1,188 @@
+"""A candidate LayerNorm kernel with the rows in shared memory, against the expert and a copy of the same bytes.
+
+Why: the Triton expert holds each row in registers and reached 0.58 of the H200's 4.3 TB/s on
+1024x32768 and 0.76-0.79 on 4096x8192 (docs/h200-results.md, family 1): a long row held in
+registers takes its SM alone, which then loads, reduces and stores strictly in turn. The softmax
+expert got past that on its long rows by staging them in shared memory. The candidate
+(benchmarks/layernorm_smem_rows.cu) takes `rows` rows per CTA into shared memory with one bulk copy
+each, folds them into (count, mean, M2) triples by Chan's merge, and normalises from shared
+memory, loading each weight and bias vector once per CTA for all of its rows. It is not in the
+expert: it has not run on a GPU yet, and it goes there only if this sweep shows it correct and
+faster.
+
+Per workload of the layernorm task this script times a device copy of the same bytes,
+F.layer_norm, the expert's ``run`` (what d2k-profile times) and the candidate at every (threads,
+rows per CTA) that fits. Every setting is first checked against an fp64 LayerNorm with the task's
+tolerances on fresh inputs, and on ragged cases (a partial last CTA, more rows per CTA than rows,
+one vector per thread, means of 100 and -50 with a spread of 2, and for the expert a ragged N and a
+misaligned pointer); a mismatch is printed and the setting is not timed. Timing is
+rows_one_barrier's: CUDA events around each call after a read sweep of L2, the GPU spun ahead of
+the queue, median of R calls. Fractions are of 4.3 TB/s.
+
+GPU only (PYTHONPATH=.): ``python benchmarks/layernorm_smem_rows.py [--reps R] [--out FILE]
+[--check-only]``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from checked_sweep import build_candidate, run_checked_sweep  # noqa: E402
+from d2k_profile.loader import load_module  # noqa: E402
+from d2k_spec.task import load_task  # noqa: E402
+from rows_one_barrier import _bench  # noqa: E402
+
+BANDWIDTH = 4.3e12  # bytes/s: the H200's measured copy bandwidth
+TASK = ROOT / "tasks" / "layernorm"
+_BIND = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+extern "C" int layernorm_smem_rows_launch(const void* x, const void* w, const void* b, void* y, int M, int N,
+                                          int threads, int rows, float eps, cudaStream_t stream);
+
+at::Tensor smem_rows_layernorm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, int64_t threads,
+                               int64_t rows, double eps) {
+  TORCH_CHECK(x.is_cuda() && x.dim() == 2 && x.is_contiguous() && x.scalar_type() == at::kBFloat16,
+              "x: contiguous 2-D bfloat16 CUDA tensor");
+  TORCH_CHECK(w.is_contiguous() && b.is_contiguous() && w.numel() == x.size(1) && b.numel() == x.size(1) &&
+              w.scalar_type() == at::kBFloat16 && b.scalar_type() == at::kBFloat16, "weight, bias: bfloat16 [N]");
+  for (const at::Tensor* t : {&x, &w, &b})
+    TORCH_CHECK(reinterpret_cast<uintptr_t>(t->data_ptr()) % 16 == 0, "16-byte aligned pointers only");
+  const at::cuda::CUDAGuard guard(x.device());
+  auto y = at::empty_like(x);
+  const int err = layernorm_smem_rows_launch(x.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr(), x.size(0),
+                                             x.size(1), threads, rows, static_cast<float>(eps),
+                                             at::cuda::getCurrentCUDAStream());
+  TORCH_CHECK(err == 0, "layernorm_smem_rows_launch: ", cudaGetErrorString(static_cast<cudaError_t>(err)));
+  return y;
+}
+"""
+_module = None
+
+
+def smem_rows_layernorm(x, w, b, threads: int, rows: int) -> torch.Tensor:
+    """The candidate kernel (layernorm_smem_rows.cu) at one (threads, rows per CTA) setting."""
+    global _module
+    if _module is None:
+        _module = build_candidate("layernorm_smem_rows_candidate", Path(__file__).resolve().parent /
+                                  "layernorm_smem_rows.cu", _BIND, ["smem_rows_layernorm"])
+    return _module.smem_rows_layernorm(x, w, b, threads, rows, 1e-5)
+
+
+SMEM_LIMIT = 200 * 1024  # bytes of rows one CTA may stage (the opt-in maximum is 227 KB)
+# Correctness-only cases (M, N, mean of x): partial last CTA, rows > M, one vector per thread, a
+# large mean (the statistics must not cancel), ragged N (Triton).
+CHECKS = [(7, 8192, 1.0), (3, 4096, 1.0), (33, 1024, 1.0), (5, 32768, 100.0), (9, 2048, -50.0), (5, 1500, 1.0)]
+
+
+def _inputs(m: int, n: int, mean: float, seed: int, misalign: bool = False):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    flat = torch.randn(m * n + int(misalign), generator=g, device="cuda")
+    x = (flat * 2.0 + mean).to(torch.bfloat16)[int(misalign):].view(m, n)
+    w = (torch.randn(n, generator=g, device="cuda") * 0.5 + 1.0).to(torch.bfloat16)
+    b = (torch.randn(n, generator=g, device="cuda") * 0.5).to(torch.bfloat16)
+    return x, w, b
+
+
+def _mismatch(out: torch.Tensor, x, w, b, tol) -> str | None:
+    ref = torch.nn.functional.layer_norm(x.double(), (x.shape[1],), w.double(), b.double(), 1e-5)
+    if out.shape != x.shape or out.dtype != x.dtype:
+        return f"shape/dtype {tuple(out.shape)} {out.dtype}"
+    o = out.double()
+    if not torch.isfinite(o).all():
+        return "non-finite output"
+    bad = ((o - ref).abs() > tol.atol + tol.rtol * ref.abs()).sum().item()
+    rel = ((o - ref).norm() / ref.norm()).item()
+    if bad or rel > tol.max_rel_l2:
+        return f"{bad} elements out of tolerance, rel L2 {rel:.2e}"
+    return None
+
+
+def _settings(n: int) -> list[tuple[int, int]]:
+    """(threads, rows per CTA) whose rows fit SMEM_LIMIT and give every thread at least one vector."""
+    return [(t, r) for r in (1, 2, 4, 8, 16) for t in (128, 256, 512, 1024)
+            if r * n * 2 <= SMEM_LIMIT and t * 8 <= n]
+
+
+def _check(mod, tol, emit) -> int:
+    failures = 0
+    cases = [(m, n, mean, False) for m, n, mean in CHECKS] + [(17, 8192, 1.0, True)]
+    for m, n, mean, misalign in cases:
+        trials = [("run", None, mod.run)]
+        if n % 8 == 0 and not misalign:
+            trials += [("smem", s, lambda x, w, b, s=s: smem_rows_layernorm(x, w, b, *s)) for s in _settings(n)]
+        for seed in (0, 1):
+            x, w, b = _inputs(m, n, mean, seed, misalign)
+            for kind, setting, fn in trials:
+                try:
+                    why = _mismatch(fn(x, w, b), x, w, b, tol)
+                except RuntimeError as err:
+                    why = f"error: {err}"
+                emit({"kind": "check", "impl": kind, "M": m, "N": n, "mean": mean, "misaligned": misalign,
+                      "setting": setting, "seed": seed, "ok": why is None, "why": why})
+                if why is not None:
+                    failures += 1
+                    print(f"MISMATCH {kind} {m}x{n} mean {mean} misaligned={misalign} {setting}: {why}", flush=True)
+    return failures
+
+
+def _sweep(mod, ref, task, tol, emit, reps: int) -> None:
+    for wl in task.workloads:
+        if wl.smoke:
+            continue
+        x, w, b = ref.make_inputs(wl, wl.seeds[0], "cuda")
+        m, n = x.shape
+        dst = torch.empty_like(x)
+        nbytes = ref.bytes_moved(wl.params)
+        base = {"workload": wl.name}
+
+        def timed(kind: str, fn, extra: dict, check: bool = True) -> None:
+            try:
+                why = _mismatch(fn(), x, w, b, tol) if check else None
+            except RuntimeError as err:
+                why = f"error: {err}"
+            if why is not None:
+                emit({**base, "kind": kind, **extra, "skipped": why})
+                return
+            ms = _bench(fn, reps)
+            emit({**base, "kind": kind, **extra, "ms": ms, "fraction": nbytes / (ms * 1e-3) / BANDWIDTH})
+
+        timed("copy", lambda: dst.copy_(x), {}, check=False)
+        timed("reference", lambda: ref.reference(x, w, b), {})
+        timed("expert", lambda: mod.run(x, w, b), {})
+        for s in _settings(n):
+            timed("smem", lambda s=s: smem_rows_layernorm(x, w, b, *s), {"setting": s})
+
+
+def _summary(records: list[dict]) -> None:
+    print("\nworkload        copy   reference  expert  shared-memory kernel (best threads, rows)")
+    for name in dict.fromkeys(r["workload"] for r in records if "workload" in r):
+        rows = [r for r in records if r.get("workload") == name and "ms" in r]
+        best = {kind: min((r for r in rows if r["kind"] == kind), key=lambda r: r["ms"], default=None)
+                for kind in ("copy", "reference", "expert", "smem")}
+        frac = {kind: f"{r['fraction']:.3f}" if r else "  -  " for kind, r in best.items()}
+        setting = best["smem"]["setting"] if best["smem"] else "-"
+        print(f"{name:<15} {frac['copy']}  {frac['reference']}      {frac['expert']}   "
+              f"{frac['smem']} {setting}")
+
+
+def main(argv=None) -> int:
+    task = load_task(TASK)
+    tol = task.tolerance["bfloat16"]
+    ref = load_module(TASK / "reference.py", "layernorm_reference")
+    mod = load_module(TASK / "expert", "layernorm_expert")
+    return run_checked_sweep(__doc__.split("\n\n")[0], lambda emit: _check(mod, tol, emit),
+                             lambda emit, reps: _sweep(mod, ref, task, tol, emit, reps), _summary, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

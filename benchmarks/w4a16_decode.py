@@ -1,0 +1,195 @@
+"""A candidate tensor-core decode kernel for w4a16 (M <= 16) against the expert and a read of the weights.
+
+Why: at M = 1 and M = 16 the product is bound by reading the packed int4 weights (25 and 34 MB),
+yet the expert's Triton GEMV reads them at 0.17 of the H200's 4.3 TB/s and its small-M tl.dot
+kernel at 0.10 (docs/h200-results.md, family 2). The candidate (benchmarks/w4a16_decode_mma.cu)
+feeds the dequantised weights to mma.m16n8k16 as the 16-row operand and the activations as the
+8-column one (swap-AB), so its per-weight work is the dequantisation alone. Its fragment mapping
+(nibble pairs (i, i + 4) from one lop3, activations paired to match by byte_perm) was checked
+against a direct product by a NumPy emulation of one warp; the kernel has not run on a GPU yet and
+goes into the expert only if this sweep shows it correct and faster.
+
+Per timed workload with M <= 16 this script times the reference (dequantise + torch.matmul), a
+read of the packed weights (torch.sum over them: the ceiling of a weight-stream-bound kernel), the
+expert's ``run`` and the candidate at every instantiated (tiles, warps, depth). Every setting is
+first checked against an fp64 product of the exactly dequantised weights with the task's
+tolerances, on ragged shapes too (odd M, N not a multiple of the tile, one and two 8-row batch
+tiles); a mismatch is printed and the setting is not timed. Timing is rows_one_barrier's: CUDA
+events around each call after a read sweep of L2, the GPU spun ahead of the queue, median of R
+calls.
+
+GPU only (PYTHONPATH=.): ``python benchmarks/w4a16_decode.py [--reps R] [--out FILE] [--check-only]``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from d2k_profile.loader import load_module  # noqa: E402
+from d2k_spec.task import Distribution, Workload, load_task  # noqa: E402
+from checked_sweep import build_candidate, run_checked_sweep  # noqa: E402
+from rows_one_barrier import _bench  # noqa: E402
+
+BANDWIDTH = 4.3e12  # bytes/s: the H200's measured copy bandwidth
+TASK = ROOT / "tasks" / "w4a16_gemm"
+_BIND = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+extern "C" int w4a16_decode_mma_launch(const void* x, const void* qweight, const void* scales, const void* zeros,
+                                       void* y, int M, int N, int K, int tiles, int warps, int depth,
+                                       cudaStream_t stream);
+
+at::Tensor decode_mma(const at::Tensor& x, const at::Tensor& qweight, const at::Tensor& scales,
+                      const at::Tensor& zeros, int64_t tiles, int64_t warps, int64_t depth) {
+  TORCH_CHECK(x.is_cuda() && x.dim() == 2 && x.is_contiguous() && x.scalar_type() == at::kHalf, "x: fp16 [M, K]");
+  TORCH_CHECK(qweight.is_contiguous() && qweight.scalar_type() == at::kInt && qweight.size(1) * 8 == x.size(1),
+              "qweight: int32 [N, K/8]");
+  TORCH_CHECK(scales.is_contiguous() && zeros.is_contiguous() && scales.scalar_type() == at::kHalf &&
+              zeros.scalar_type() == at::kHalf && scales.size(0) == qweight.size(0) && zeros.sizes() == scales.sizes() &&
+              scales.size(1) * 128 == x.size(1), "scales, zeros: fp16 [N, K/128]");
+  TORCH_CHECK(reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0 && reinterpret_cast<uintptr_t>(qweight.data_ptr()) % 16 == 0,
+              "x and qweight: 16-byte aligned");
+  const at::cuda::CUDAGuard guard(x.device());
+  auto y = at::empty({x.size(0), qweight.size(0)}, x.options());
+  const int err = w4a16_decode_mma_launch(x.data_ptr(), qweight.data_ptr(), scales.data_ptr(), zeros.data_ptr(),
+                                          y.data_ptr(), x.size(0), qweight.size(0), x.size(1), tiles, warps, depth,
+                                          at::cuda::getCurrentCUDAStream());
+  TORCH_CHECK(err == 0, "w4a16_decode_mma_launch: ", cudaGetErrorString(static_cast<cudaError_t>(err)));
+  return y;
+}
+"""
+_module = None
+DECODE_MAX_M = 16  # the candidate's batch limit (two 8-row MMA tiles)
+
+
+def decode_mma(x, qweight, scales, zeros, tiles: int, warps: int, depth: int) -> torch.Tensor:
+    """The candidate kernel (w4a16_decode_mma.cu) at one (tiles, warps, depth) setting."""
+    global _module
+    if _module is None:
+        _module = build_candidate("w4a16_decode_mma_candidate", Path(__file__).resolve().parent /
+                                  "w4a16_decode_mma.cu", _BIND, ["decode_mma"])
+    return _module.decode_mma(x, qweight, scales, zeros, tiles, warps, depth)
+
+
+# (tiles, depth) instantiated per batch-tile count (w4a16_decode_mma.cu), times the warps per CTA.
+SETTINGS = {1: [(1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (2, 4), (4, 1), (4, 2)],
+            2: [(1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (4, 1)]}
+WARPS = (2, 4, 8)
+# Correctness-only shapes (M, N, K): ragged N, odd M, one and two batch tiles, one group along K.
+CHECKS = [(1, 40, 384), (5, 40, 384), (3, 264, 128), (9, 1000, 1024), (16, 136, 2048), (13, 8, 256), (1, 12288, 4096),
+          (16, 8192, 8192)]
+
+
+def _settings(m: int) -> list[tuple[int, int, int]]:
+    return [(t, w, d) for t, d in SETTINGS[1 if m <= 8 else 2] for w in WARPS]
+
+
+def _inputs(ref, m: int, n: int, k: int, seed: int):
+    wl = Workload(name=f"m{m}_n{n}_k{k}", params={"M": m, "N": n, "K": k, "KP": k // 8, "G": k // 128,
+                                                  "dtype": "float16"},
+                  seeds=[seed], distribution=Distribution())
+    return ref.make_inputs(wl, seed, "cuda")
+
+
+def _exact(ref, x, qweight, scales, zeros) -> torch.Tensor:
+    """fp64 x @ w^T with w = (q - zero) * scale computed in fp64 (no fp16 rounding anywhere)."""
+    q = ref.unpack(qweight).double()
+    w = (q - zeros.double().repeat_interleave(128, 1)) * scales.double().repeat_interleave(128, 1)
+    return x.double() @ w.t()
+
+
+def _mismatch(out: torch.Tensor, exact: torch.Tensor, tol) -> str | None:
+    if out.shape != exact.shape or out.dtype != torch.float16:
+        return f"shape/dtype {tuple(out.shape)} {out.dtype}"
+    o = out.double()
+    if not torch.isfinite(o).all():
+        return "non-finite output"
+    bad = ((o - exact).abs() > tol.atol + tol.rtol * exact.abs()).sum().item()
+    rel = ((o - exact).norm() / exact.norm()).item()
+    if bad or rel > tol.max_rel_l2:
+        return f"{bad} elements out of tolerance, rel L2 {rel:.2e}"
+    return None
+
+
+def _check(mod, ref, tol, emit) -> int:
+    failures = 0
+    for m, n, k in CHECKS:
+        trials = [("run", None, lambda *a: mod.run(*a))]
+        trials += [("decode", s, lambda *a, s=s: decode_mma(*a, *s)) for s in _settings(m)]
+        for seed in (0, 1):
+            inputs = _inputs(ref, m, n, k, seed)
+            exact = _exact(ref, *inputs)
+            for kind, setting, fn in trials:
+                try:
+                    why = _mismatch(fn(*inputs), exact, tol)
+                except RuntimeError as err:
+                    why = f"error: {err}"
+                emit({"kind": "check", "impl": kind, "M": m, "N": n, "K": k, "setting": setting, "seed": seed,
+                      "ok": why is None, "why": why})
+                if why is not None:
+                    failures += 1
+                    print(f"MISMATCH {kind} {m}x{n}x{k} {setting} seed {seed}: {why}", flush=True)
+    return failures
+
+
+def _sweep(mod, ref, task, tol, emit, reps: int) -> None:
+    for wl in task.workloads:
+        p = wl.params
+        if wl.smoke or int(p["M"]) > DECODE_MAX_M:
+            continue
+        inputs = ref.make_inputs(wl, wl.seeds[0], "cuda")
+        exact = _exact(ref, *inputs)
+        nbytes = ref.bytes_moved(p)
+        base = {"workload": wl.name}
+
+        def timed(kind: str, fn, extra: dict, check: bool = True) -> None:
+            try:
+                why = _mismatch(fn(), exact, tol) if check else None
+            except RuntimeError as err:
+                why = f"error: {err}"
+            if why is not None:
+                emit({**base, "kind": kind, **extra, "skipped": why})
+                return
+            ms = _bench(fn, reps)
+            emit({**base, "kind": kind, **extra, "ms": ms, "fraction": nbytes / (ms * 1e-3) / BANDWIDTH})
+
+        qweight = inputs[1]
+        timed("weight_read", lambda: qweight.sum(), {}, check=False)
+        timed("reference", lambda: ref.reference(*inputs), {})
+        timed("expert", lambda: mod.run(*inputs), {})
+        for s in _settings(int(p["M"])):
+            timed("decode", lambda s=s: decode_mma(*inputs, *s), {"setting": s})
+
+
+def _summary(records: list[dict]) -> None:
+    print("\nworkload            weight read  reference  expert  decode kernel (best tiles, warps, depth)")
+    for name in dict.fromkeys(r["workload"] for r in records if "workload" in r):
+        rows = [r for r in records if r.get("workload") == name and "ms" in r]
+        best = {kind: min((r for r in rows if r["kind"] == kind), key=lambda r: r["ms"], default=None)
+                for kind in ("weight_read", "reference", "expert", "decode")}
+        cell = {kind: f"{r['ms'] * 1e3:7.1f} us {r['fraction']:.2f}" if r else "   -   " for kind, r in best.items()}
+        setting = best["decode"]["setting"] if best["decode"] else "-"
+        print(f"{name:<19} {cell['weight_read']}  {cell['reference']}  {cell['expert']}  "
+              f"{cell['decode']} {setting}")
+
+
+def main(argv=None) -> int:
+    task = load_task(TASK)
+    tol = task.tolerance["float16"]
+    ref = load_module(TASK / "reference.py", "w4a16_reference")
+    mod = load_module(TASK / "expert", "w4a16_expert")
+    return run_checked_sweep(__doc__.split("\n\n")[0], lambda emit: _check(mod, ref, tol, emit),
+                             lambda emit, reps: _sweep(mod, ref, task, tol, emit, reps), _summary, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
