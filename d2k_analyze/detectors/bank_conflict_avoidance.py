@@ -8,7 +8,8 @@ Explicit shared-memory padding (a row pitch of 2^k + a few elements: ``[32][33]`
 ## How it is detected
 On live shared-memory accesses: a constant coefficient in the offset that is a padded power of
 two, a coefficient ``T + c`` of a compile-time size and a small constant (a template pitch
-``TILE + 1``), or an XOR / rotation (``(a + b) % n``) of a thread- or loop-dependent index. Layout types
+``TILE + 1``), or an XOR / rotation (``(a + b) % n``, terms that are multiples of ``n`` left out)
+of a thread- or loop-dependent index. Layout types
 and TMA swizzle modes by their library names (kernel and launching host code).
 
 ## Not to be confused with
@@ -67,10 +68,20 @@ def _xor_or_skew(e) -> bool:
         if isinstance(n, Op) and n.op == "^" and len(n.args) == 2 and all(num(a) is None for a in n.args):
             return True
         if isinstance(n, Op) and n.op == "%" and isinstance(n.args[0], Op) and n.args[0].op == "+" and num(n.args[1]) is not None:
-            parts = [atoms(a) for a in n.args[0].args]
+            parts = [atoms(a) for a in n.args[0].args if not _vanishes(a, num(n.args[1]))]
             if len(parts) >= 2 and all(p for p in parts) and parts[0] != parts[1] and not _linear_thread_id(n.args[0]):
                 return True
     return False
+
+
+def _vanishes(term, modulus) -> bool:
+    """A term that is a multiple of the modulus (``i * 128`` in ``(tid + i * 128) % 4``, the
+    element index of a block-stride fill loop): it drops out of the remainder, so it rotates
+    nothing."""
+    poly = P.poly(term)
+    if not isinstance(modulus, int) or modulus <= 1 or not poly:
+        return False
+    return all(m and c.denominator == 1 and int(c) % modulus == 0 for m, c in poly)
 
 
 MOVING = ("tid.", "lane", "warp", "iter#", "ivar#")

@@ -7,8 +7,10 @@ use (asynchronously, or through registers), with waits that leave copies in flig
 (``cp.async.wait_group N`` with N ≥ 1). Triton: an explicit ``num_stages >= 2`` on the main loop.
 
 ## How it is detected
-Fills of a shared object whose offset contains a stage selector that depends on the loop (a
-modulo / mask of the iteration by a constant or by a kernel parameter, or a loop-carried local updated by ``^ 1``, ``1 - s``,
+Fills of a shared object whose offset contains a stage selector that depends on the loop and not
+on the thread (a modulo / mask of the iteration by a constant or by a kernel parameter, or a
+loop-carried local updated by ``^ 1`` (or the XOR of an address with a power-of-two buffer
+size), ``1 - s``,
 ``(s + 1) % S``, or stepped by one and reset to 0 when it reaches a constant), together with asynchronous fills, a partial wait, or reads of the same object
 at a different stage than the fill; or a partial ``wait_group`` with a multi-buffered fill.
 
@@ -48,6 +50,8 @@ def _selectors(f, off) -> set[str]:
         if isinstance(n, Op) and n.op in ("%", "&") and len(n.args) == 2:
             c = num(n.args[1]) if num(n.args[1]) is not None else num(n.args[0])
             varying = n.args[0] if num(n.args[1]) is not None else n.args[1]
+            if _per_thread(varying):
+                continue  # (tid + i * threads) % chunks maps elements to threads: a stage is CTA-uniform
             if isinstance(c, int) and c >= 1 and any(k.startswith(("iter#", "carried#", "ivar#")) for k in atoms(varying)):
                 out.add(repr(n))
             elif n.op == "%" and c is None and _launch_constant(n.args[1]) and any(k.startswith(("iter#", "carried#", "ivar#")) for k in atoms(n.args[0])):
@@ -58,6 +62,14 @@ def _selectors(f, off) -> set[str]:
             if any(_toggles(d.new, n) for d in defs) or _wraps(defs):
                 out.add(n.key)
     return out
+
+
+def _power_of_two(v) -> bool:
+    return isinstance(v, int) and v >= 1 and v & (v - 1) == 0
+
+
+def _per_thread(e) -> bool:
+    return any(k.startswith(("tid.", "lane", "warp")) for k in atoms(e))
 
 
 def _launch_constant(e) -> bool:
@@ -77,8 +89,9 @@ def _wraps(defs) -> bool:
 
 def _toggles(new, old) -> bool:
     for n in walk(new):
-        if isinstance(n, Op) and n.op == "^" and old in n.args and any(num(a) == 1 for a in n.args):
-            return True
+        if isinstance(n, Op) and n.op == "^" and any(_power_of_two(num(a)) for a in n.args) and \
+                any(m == old for a in n.args for m in walk(a)):
+            return True  # s ^ 1 flips a buffer index; addr ^ 8192 flips a byte address between two buffers
         if isinstance(n, Op) and n.op == "-" and len(n.args) == 2 and num(n.args[0]) == 1 and n.args[1] == old:
             return True
         if isinstance(n, Op) and n.op in ("%", "?:") and old in atoms(n) and any(isinstance(num(a), int) and num(a) >= 2 for a in n.args):

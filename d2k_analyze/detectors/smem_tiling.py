@@ -20,7 +20,7 @@ from ..facts import poly as P
 from ..facts.expr import Load, atoms, walk
 from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, not_applicable, present
-from ._queries import dots, mac_sources, mma_calls, sources
+from ._queries import dots, expand, mac_sources, mma_calls, sources
 
 def _compiled(ir: TritonIR) -> Reading:
     """Triton with tl.dot: the dot's operand tiles are staged in shared memory (``ttg.local_alloc``
@@ -53,9 +53,18 @@ def filled_from_global(f, obj: int) -> list:
     for a in f.accesses:
         if a.obj != obj or a.kind not in ("store", "rmw"):
             continue
-        if a.via in ("async", "tma", "api", "asm") or (a.value is not None and any(x.space == "global" for x in sources(f, a.value))):
+        if a.via in ("async", "tma", "api", "asm") or (a.value is not None and _from_global(f, a.value)):
             out.append(a)
     return out
+
+
+def _from_global(f, value) -> bool:
+    """Data loaded from global memory reaches ``value``, directly, through register arrays, or
+    through a register carried across iterations (``ra = A[...]`` at the top of one iteration,
+    ``As[next][...] = ra`` at its end: register-staged double buffering)."""
+    if any(x.space == "global" for x in sources(f, value)):
+        return True
+    return any(any(x.space == "global" for x in sources(f, v)) for v in expand(f, value)[1:])
 
 
 def _thread_dependent(acc) -> bool:

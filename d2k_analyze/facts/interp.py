@@ -783,6 +783,10 @@ class Interp:
             bound = fr.tbind.get(e.fn)
             if isinstance(bound, TypeRef):
                 return self.call_value(bound, list(e.args), loc, e)
+            if isinstance(bound, Sym) and bound.key.startswith("tparam#") and len(e.args) == 1:
+                # T(x) with T a template parameter no launch binds: only a type parameter can be
+                # called, so this is a conversion to that type
+                return Cast(e.fn, self.ev(e.args[0], loc))
             break
         fn = self.p.function(e.fn, len(e.args))
         if fn is not None and fn.kind == "host" and hasattr(self.p, "overloads"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .expr import Call, E, Load, Num, Op, Sym, atoms, children, flatten, has_within, num, short, subtree_has, walk
+from .expr import Call, Cast, E, Load, Num, Op, Sym, TypeRef, atoms, children, flatten, has_within, num, short, subtree_has, walk
 from .kernel import Assignment, KernelFacts
 
 EXP = {"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2"}
@@ -134,6 +134,12 @@ def _exps(e: E) -> list[Call]:
     return [n for n in walk(e) if _fn(n, EXP)]  # type: ignore[misc]
 
 
+# Library functors that make a generic reduction a maximum: cub::BlockReduce(...).Reduce(x,
+# cub::Max()), cg::reduce(group, x, cg::greater<float>()), ::cuda::maximum{}.
+MAX_FUNCTORS = {"cub.Max", "cuda.maximum", "cuda.std.maximum", "thrust.maximum", "cg.greater", "cooperative_groups.greater"}
+_has_max_functor = subtree_has(lambda m: type(m) is Call and m.fn.removeprefix("ctor:").split("<")[0] in MAX_FUNCTORS)
+
+
 def _is_max_like(f: KernelFacts, e: E) -> bool:
     if isinstance(e, Op) and e.op == "*":  # a maximum with a scale folded in (log2(e) · softmax scale)
         rest = [t for t in flatten("*", e) if num(t) is None]
@@ -144,6 +150,8 @@ def _is_max_like(f: KernelFacts, e: E) -> bool:
     if isinstance(e, Call) and short(e.fn) in ("row_max", "col_max"):
         return True
     if isinstance(e, Call) and short(e.fn) in ("max", "reduce_max", "warp_max") and e.fn.startswith(("tl.", "cg.")):
+        return True
+    if isinstance(e, Call) and short(e.fn) in ("Reduce", "reduce", "AllReduce") and any(_has_max_functor(a) for a in e.args):
         return True
     if isinstance(e, Sym) and e.key.startswith(("carried#", "phi#")):
         from ..detectors._queries import cell_of, defs_of
@@ -201,11 +209,24 @@ def _sigmoid_of(e: E) -> E | None:
 
 def activations(f: KernelFacts) -> list:
     """SiLU / sigmoid, GELU (erf or tanh forms), tanh, ReLU / leaky ReLU, softplus."""
-    return containing(f, _is_activation, ACTIVATION_HEADS)
+    return containing(f, _is_activation, ACTIVATION_HEADS | {"*"})
+
+
+# The tanh approximation of GELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), is known by its
+# cubic coefficient whatever computes the tanh (a library call, a project helper the analyzer
+# cannot see into, or exp arithmetic): a product of elementwise data that holds 0.044715.
+GELU_CUBIC = 0.044715
+_has_gelu_cubic = subtree_has(lambda m: type(m) is Num and isinstance(m.v, float) and abs(m.v - GELU_CUBIC) < 1e-7)
+
+
+def _gelu_tanh_argument(n: E) -> bool:
+    return type(n) is Op and n.op == "*" and _has_gelu_cubic(n) and _elementwise_data(n)
 
 
 def _is_activation(n: E) -> bool:
     if _sigmoid_of(n) is not None or _fn(n, TANH) or _fn(n, ERF) or _fn(n, {"gelu", "silu", "relu"}):
+        return True
+    if _gelu_tanh_argument(n):
         return True
     if isinstance(n, Op) and n.op == "max" and any(num(a) == 0 for a in n.args) and any(_elementwise_data(a) for a in n.args if num(a) != 0):
         return True  # ReLU of data (not a clamp of an index or of a statistic)
@@ -235,7 +256,7 @@ def _scaled(a: E, b: E) -> bool:
 
 def gated(f: KernelFacts) -> list:
     """act(a) · b with a and b read from different places (SwiGLU / GeGLU)."""
-    if not holds(f, _is_activation_node, ACTIVATION_HEADS):
+    if not holds(f, _is_activation_node, ACTIVATION_HEADS | {"*"}):
         return []  # no activation anywhere in the kept values: no product can gate one
 
     def gate(n: E) -> bool:
@@ -264,7 +285,7 @@ def _merged_values(f: KernelFacts, e: E) -> list[E]:
 
 
 def _is_activation_node(m: E) -> bool:
-    return _sigmoid_of(m) is not None or _fn(m, TANH) or _fn(m, ERF)
+    return _sigmoid_of(m) is not None or _fn(m, TANH) or _fn(m, ERF) or _gelu_tanh_argument(m)
 
 
 _has_activation = subtree_has(_is_activation_node)
@@ -309,12 +330,17 @@ def _adds_two_inputs(n: E) -> bool:
 
 
 def _source_load(e: E) -> Load | None:
-    """A load reached through conversions only (``float(x[i])``, ``x.to(tl.float32)``)."""
-    from .expr import Cast
-
-    while isinstance(e, (Cast,)) or (isinstance(e, Call) and short(e.fn) in ("to", "__half2float", "__bfloat162float", "float", "to_float")):
-        e = e.arg if isinstance(e, Cast) else (e.args[0] if e.args else Num(0))  # type: ignore[union-attr]
-    return e if isinstance(e, Load) else None
+    """A load reached through conversions only (``float(x[i])``, ``Tcompute(x[i])``,
+    ``x.to(tl.float32)``)."""
+    while True:
+        if isinstance(e, Cast):
+            e = e.arg
+        elif isinstance(e, Call) and e.fn == "()" and len(e.args) == 2 and isinstance(e.args[0], TypeRef):
+            e = e.args[1]  # a functional cast to a (resolved) type: T(x)
+        elif isinstance(e, Call) and short(e.fn) in ("to", "__half2float", "__bfloat162float", "float", "to_float"):
+            e = e.args[0] if e.args else Num(0)
+        else:
+            return e if isinstance(e, Load) else None
 
 
 def masking(f: KernelFacts) -> list:
@@ -338,6 +364,25 @@ def _guarded_masks(f: KernelFacts) -> list:
         if isinstance(v, float) and v <= NEG_LARGE and any(_positional(g) or any(isinstance(m, Load) for m in walk(g)) for g in a.guards):
             out.append(a)
     return out
+
+
+def _zeroed_probabilities(f: KernelFacts) -> list:
+    """``p[col] = col <= row ? exp(x - m) : 0``: a mask applied after the exponential, as a zero
+    stored where a position condition holds to the same memory that receives exp values."""
+    exp_objs = {a.obj for a in f.accesses if a.kind == "store" and a.value is not None and any(_fn(m, EXP) for m in walk(a.value))}
+    return [a for a in f.accesses if a.kind == "store" and a.obj in exp_objs and a.value is not None and _zero(a.value)
+            and any(_positional(g) for g in a.guards)][:1]
+
+
+def _zero(v: E) -> bool:
+    """0, or 0 converted to the element type (``T(0)``, ``(half)0``, ``__float2half(0.f)``)."""
+    if num(v) == 0:
+        return True
+    if isinstance(v, Cast):
+        return _zero(v.arg)
+    if isinstance(v, Call) and v.args and all(isinstance(a, TypeRef) or num(a) == 0 for a in v.args):
+        return any(num(a) == 0 for a in v.args)
+    return False
 
 
 def _positional(cond: E) -> bool:
@@ -458,7 +503,7 @@ def operations(f: KernelFacts) -> dict[str, list]:
         "activation": activations(f),
         "gated": gated(f),
         "add": elementwise_add(f),
-        "mask": masking(f) or _guarded_masks(f),
+        "mask": masking(f) or _guarded_masks(f) or _zeroed_probabilities(f),
         "gradient": gradient(f),
         "loss": loss(f),
         "dropout": dropout(f),
