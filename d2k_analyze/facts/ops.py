@@ -414,18 +414,29 @@ _reads_memory = subtree_has(lambda n: type(n) is Load)
 def gradient(f: KernelFacts) -> list:
     """The softmax cross-entropy gradient stored: a value made of ``exp(...)`` (the probability)
     and a one-hot test of a position against an index read from memory (``p - (col == target)``)."""
+    from ..detectors._queries import expand
+
     hits = []
     for a in f.accesses:
-        if a.kind != "store" or a.value is None or not _exps(a.value):
+        if a.kind != "store" or a.value is None:
             continue
-        for n in walk(a.value):
-            if isinstance(n, Op) and n.op == "==" and len(n.args) == 2:
-                sides = [any(isinstance(m, Load) for m in walk(x)) for x in n.args]
-                moving = [any(k.startswith(("arange", "tid.", "iter#", "lane")) for k in atoms(x)) for x in n.args]
-                if (sides[0] and moving[1]) or (sides[1] and moving[0]):
-                    hits.append(a)
-                    break
+        # a value merged at a join (``g = g * dtanh`` under a constexpr flag) stands for its arms
+        for v in expand(f, a.value, depth=1) if isinstance(a.value, Sym) else [a.value]:
+            if _exps(v) and _one_hot_test(v):
+                hits.append(a)
+                break
     return hits
+
+
+def _one_hot_test(e: E) -> bool:
+    """``col == target``: a moving position compared with an index read from memory."""
+    for n in walk(e):
+        if isinstance(n, Op) and n.op == "==" and len(n.args) == 2:
+            sides = [any(isinstance(m, Load) for m in walk(x)) for x in n.args]
+            moving = [any(k.startswith(("arange", "tid.", "iter#", "lane")) for k in atoms(x)) for x in n.args]
+            if (sides[0] and moving[1]) or (sides[1] and moving[0]):
+                return True
+    return False
 
 
 def bias_add(f: KernelFacts) -> list:
