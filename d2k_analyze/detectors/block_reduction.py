@@ -9,7 +9,8 @@ library block reduction (``cub::BlockReduce``).
 A shared store whose value combines a shared load of the same object at the stored offset plus
 a thread-independent distance that halves per iteration (or repeats at several constant
 distances when unrolled); or warp-level partials: a shuffle reduction's result stored to shared
-memory at the warp index, read back after a barrier and reduced again; or ``cub::BlockReduce``.
+memory at the warp index, read back after a barrier and reduced again (the warp step may be
+``cg::reduce`` over a 32-thread tile); or ``cub::BlockReduce``.
 
 ## Not to be confused with
 Warp-only reductions, a serial loop by one thread, shared-memory atomics; Triton ``tl.sum``
@@ -17,7 +18,7 @@ Warp-only reductions, a serial loop by one thread, shared-memory atomics; Triton
 """
 
 from ..facts import poly as P
-from ..facts.expr import Load, atoms, walk
+from ..facts.expr import Call, Load, atoms, walk
 from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, not_applicable, present
 from ._queries import SHUFFLES, is_call, loads_in, triton_reductions
@@ -41,6 +42,8 @@ def _compiled(ir: TritonIR) -> Reading:
 
 
 RULE = Rule("block_reduction", Signature(triton=_compiled))
+# library warp reductions whose result a block reduction parks per warp (``cg::reduce(tile, v, op)``)
+WARP_REDUCE_LIBRARY = frozenset({"cg.reduce", "cooperative_groups.reduce"})
 
 
 def _tree_steps(f) -> list:
@@ -89,7 +92,7 @@ def cuda(f):
 
 def _from_reduction(value, cells) -> bool:
     """The stored value is (or derives from) a warp shuffle reduction's result."""
-    if any(is_call(n, SHUFFLES) for n in walk(value)):
+    if any(is_call(n, SHUFFLES) or (type(n) is Call and n.fn in WARP_REDUCE_LIBRARY) for n in walk(value)):
         return True
     keys = atoms(value)
     return any(k.startswith((f"carried#{c}@", f"phi#{c}@")) for c in cells if c is not None for k in keys)

@@ -62,9 +62,10 @@ def _k_slice_atoms(f, lid: int) -> set[str]:
     for accs in operands.values():
         here, there = set(), set()
         for a in accs:
-            k_coeff = P.coeff(a.poly, it) or _carried_step(f, a.poly, lid)
-            for g in _grid(atoms(a.off)) | _grid_terms(a.poly):
-                g_coeff = P.coeff(a.poly, g)
+            poly = _closed_form(f, a.poly, lid)
+            k_coeff = P.coeff(poly, it) or _carried_step(f, poly, lid)
+            for g in _grid(atoms(a.off)) | _grid(P.terms(poly)) | _grid_terms(poly):
+                g_coeff = P.coeff(poly, g)
                 if k_coeff and g_coeff and (_proportional(g_coeff, k_coeff) or bool(P.quotient(k_coeff, g_coeff))):
                     here.add(g)
                 elif not g_coeff:
@@ -78,6 +79,26 @@ def _k_slice_atoms(f, lid: int) -> set[str]:
     # a K slice: the same grid index offsets two operands along K (one may reach it through a
     # packed-index division), and no operand takes it as a row or column
     return bounds | {g for g, n in sliced.items() if n + hidden.get(g, 0) >= 2 and g not in rows}
+
+
+def _closed_form(f, poly: P.Poly, lid: int) -> P.Poly:
+    """An offset whose index is carried round loop ``lid`` written in closed form, start + iter *
+    step: ``rk = pid_k * BK + arange`` before the loop and ``rk += BK * SPLIT`` in it put the
+    grid index ``pid_k`` into every load's offset, which the carried symbol alone hides."""
+    start_line = f.loops[lid].loc.line
+    for key in sorted(P.terms(poly)):
+        if not key.startswith("carried#") or not key.endswith(f"@{lid}"):
+            continue
+        cell = int(key.split("#", 1)[1].split("@", 1)[0])
+        defs = defs_of(f, cell)
+        before = [d for d in defs if lid not in d.loops and d.loc.line <= start_line]
+        steps = [d for d in defs if lid in d.loops]
+        if not before or len(steps) != 1 or steps[0].op != "+=":
+            continue
+        c = P.coeff(poly, key)
+        closed = P.add(P.poly(before[-1].new), P.mul(P.term(f"iter#{lid}"), P.poly(steps[0].rhs)))
+        poly = P.add(P.add(poly, P.mul(c, P.term(key)), -1), P.mul(c, closed))
+    return poly
 
 
 def _carried_step(f, poly: P.Poly, lid: int) -> P.Poly:

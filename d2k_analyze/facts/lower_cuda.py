@@ -261,6 +261,10 @@ class CudaLowering:
     def expr_stmt(self, e: Node, at: Node) -> list[Stmt]:
         t = e.type
         loc = self.loc(at)
+        misread = _misparsed_template_decl(e)
+        if misread is not None:  # `Tile<32> name = value;` read as `(Tile < 32) > (name = value)`
+            type_text, name, value = misread
+            return [Decl(loc, name, type_text, init=self.expr(value))]
         if t == "assignment_expression":
             op = text(e.child_by_field_name("operator"))
             left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
@@ -438,6 +442,26 @@ class CudaLowering:
         if parts[0] in self.aliases:
             parts = self.aliases[parts[0]].split("::") + parts[1:]
         return ".".join(parts)
+
+
+def _misparsed_template_decl(e: Node) -> tuple[str, str, Node] | None:
+    """(type, name, value) of ``Type<N> name = value;`` when the grammar, not knowing ``Type`` is a
+    template (its header is not parsed), read it as ``(Type < N) > (name = value)``: a comparison
+    whose result is discarded, around an assignment, is all but unheard of as a statement."""
+    if e.type != "binary_expression" or text(e.child_by_field_name("operator")) != ">":
+        return None
+    left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
+    if left is None or right is None or left.type != "binary_expression" or text(left.child_by_field_name("operator")) != "<":
+        return None
+    tmpl = left.child_by_field_name("left")
+    if tmpl is None or tmpl.type not in ("identifier", "qualified_identifier", "type_identifier"):
+        return None
+    if right.type != "assignment_expression" or text(right.child_by_field_name("operator")) != "=":
+        return None
+    name, value = right.child_by_field_name("left"), right.child_by_field_name("right")
+    if name is None or name.type != "identifier" or value is None:
+        return None
+    return f"{_squash(text(tmpl))}<{_squash(text(left.child_by_field_name('right')))}>", text(name), value
 
 
 def _misparsed_reference_decl(left: Node | None) -> str:

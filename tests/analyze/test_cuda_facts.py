@@ -71,3 +71,19 @@ __global__ void scale_tile(const half* a, const half* b, float* c, float s) {
 """)
     on_line_12 = [a for a in f.accesses if a.loc.line == 12]
     assert on_line_12 and {f.objects[a.obj].space for a in on_line_12} == {"local"}
+
+
+def test_a_templated_declaration_read_as_two_comparisons_still_declares_the_local(tmp_path):
+    # without the cooperative-groups header tree-sitter reads `thread_block_tile<32> w = ...;` as
+    # `(thread_block_tile < 32) > (w = ...)`; the local must still hold the tile
+    f = facts_of(tmp_path, """
+namespace cg = cooperative_groups;
+__global__ void lane_ids(int* out) {
+  cg::thread_block blk = cg::this_thread_block();
+  cg::thread_block_tile<32> w = cg::tiled_partition<32>(blk);
+  out[blockIdx.x * blockDim.x + threadIdx.x] = w.thread_rank();
+}
+""")
+    store = next(a for a in f.accesses if a.kind == "store")
+    assert repr(store.value) == "Sym(key='lane', deps=frozenset())"
+    assert not any(isinstance(n, Op) and n.op in ("<", ">") for a in f.assigns for n in walk(a.new))
