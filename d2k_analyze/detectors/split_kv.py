@@ -16,7 +16,9 @@ parked in shared memory first. A cluster split: a softmax kernel whose CTAs stor
 statistics into a peer CTA's shared memory (``map_shared_rank``, ``mapa``) to merge them there.
 
 ## Not to be confused with
-A chunked loop over the whole range inside one block; a persistent loop over rows.
+A chunked loop over the whole range inside one block; a persistent loop over rows; running
+statistics one block keeps in global memory, read and written back at the same address on every
+pass (its own state, not other splits' partials).
 """
 
 from ..facts import poly as P
@@ -62,6 +64,10 @@ def _axis_slice(f) -> list:
             out.append(a)  # the loop itself starts at a grid-chosen position of its axis
             continue
         extent = atoms(lp.bound) if lp.bound is not None else frozenset()
+        if not any(k.startswith(("pid.", "bid.")) for k in extent):
+            # a loop that runs to the axis' full length (``c0 + i < seq``) whatever the grid index:
+            # a grid index times that length picks another sequence (a head), not a slice of this one
+            extent = frozenset()
         for k in P.terms(a.poly):
             if k.startswith(("pid.", "bid.")) or (k.startswith("~") and any(P.mentions(P.term(k), g) for g in ("pid", "bid"))):
                 if _same_axis(P.coeff(a.poly, k), it, extent):
@@ -108,8 +114,18 @@ def _find_combine(f) -> list:
 
 
 def _loaded_weight(f, x) -> bool:
-    """``x`` (or what was parked where it is loaded from) is an exp(m_i - max) of loaded data."""
-    return any(rescale_exps(v, f) and any(isinstance(m, Load) for m in walk(v)) for v in _parked(f, x))
+    """``x`` (or what was parked where it is loaded from) is an exp(m_i - max) of loaded data
+    that other blocks wrote: a statistic this kernel keeps at one address, reading it and writing
+    it back there every pass, is one block's running state, not a split's partial."""
+    return any(rescale_exps(v, f) and any(isinstance(m, Load) for m in walk(v)) and not _running_state(f, v)
+               for v in _parked(f, x))
+
+
+def _running_state(f, v) -> bool:
+    """Every global statistic ``v`` loads is also stored by this kernel at the same offset."""
+    loads = [f.accesses[m.access] for m in walk(v) if isinstance(m, Load) and m.space == "global" and m.access < len(f.accesses)]
+    return bool(loads) and all(any(s.obj == ld.obj and s.kind == "store" and s.poly == ld.poly for s in stores_to(f, ld.obj))
+                               for ld in loads)
 
 
 def _parked(f, e) -> list:
