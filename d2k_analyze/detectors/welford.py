@@ -8,7 +8,8 @@
 On resolved values: a *mean update* ``A + (X - A) · k`` (or ``/ k``) where the same value ``A``
 appears as the base and inside the difference, together with an *M2 update* that adds to a
 value a product of two differences with that mean (``(X - A) · (X - A')``, or a squared
-``(X - A)``); the re-weighted form of the mean update ``(A · n + X) / n'`` counts too. A Chan
+``(X - A)``); the re-weighted form of the mean update ``(A · n + X) / n'`` counts too, and so
+does either update masked for padding (``A + where(ok, (X - A) / n, 0)``). A Chan
 merge: ``M2 + n · (mean_a - mean_b)²`` with both sides means, or with partial statistics read
 back from memory (loaded ``mean_i``, ``n_i`` and ``M2_i``). Statistics kept in memory through a
 pointer compare by the location they read, not by the load that read them. Inductor's
@@ -20,6 +21,7 @@ loaded count or M2 partial); a ceiling division ``1 + (x - 1) / k`` (a constant 
 """
 
 from ..facts.expr import Call, Load, Num, Op, Sym, flatten, rewrite_within, subtree_has, walk
+from ..facts.expr import num as num_of
 from ._base import Rule, absent, present
 from ._queries import located
 
@@ -61,10 +63,24 @@ def _unfused(e):
 # (rewriting every assignment's value was most of this rule's time).
 
 
+def _unmasked(t):
+    """The update a masked term applies: ``where(ok, u, 0)`` (Triton's padding guard) is ``u``."""
+    if isinstance(t, Op) and t.op == "?:" and len(t.args) == 3:
+        if num_of(t.args[2]) == 0:
+            return t.args[1]
+        if num_of(t.args[1]) == 0:
+            return t.args[2]
+    return t
+
+
+def _terms(value) -> list:
+    return [_unmasked(t) for t in flatten("+", value)]
+
+
 def _update_shaped(value) -> bool:
     """The operator shape every mean / M2 update this rule matches has: a sum with a scaled
     term that holds a difference, or (the re-weighted mean) a quotient."""
-    terms = flatten("+", value)
+    terms = _terms(value)
     if len(terms) < 2:
         return isinstance(value, Op) and value.op in ("/", "fdiv") and len(value.args) == 2
     return any(isinstance(t, Op) and t.op in ("*", "/", "fdiv") and _has_difference(t) for t in terms)
@@ -87,7 +103,7 @@ def mean_updates(f) -> list:
     """(assignment, the mean value A) for values shaped A + (X - A)·k or A + (X - A)/k."""
     out = []
     for a, value in _values(f):
-        terms = flatten("+", value)
+        terms = _terms(value)
         if len(terms) < 2:
             base = _reweighted_mean(value)
             if base is not None:
@@ -132,7 +148,7 @@ def _scaled_difference_with(t, base) -> bool:
 
 
 def _m2_update(value, means: set) -> bool:
-    terms = flatten("+", value)
+    terms = _terms(value)
     if len(terms) < 2:
         return False
     for t in terms:
