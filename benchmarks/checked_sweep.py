@@ -48,3 +48,35 @@ def build_candidate(name: str, source: Path, binding: str, functions: list[str])
 
     return load_inline(name=name, cpp_sources=binding, cuda_sources=source.read_text(), functions=functions,
                        extra_cuda_cflags=["-O3", "-std=c++17"])
+
+
+def check_then_time(emit: Emit, base: dict, mismatch: Callable, bench: Callable, reps: int, nbytes: float,
+                    bandwidth: float) -> Callable:
+    """A timer for one workload's implementations: ``timed(kind, fn, extra, check=True)`` runs
+    ``fn()`` once and checks its output with ``mismatch`` (a reason, or None when it is right);
+    a wrong or failing implementation gets a ``skipped`` record and is not timed, a right one a
+    record with its median ms and its fraction of ``bandwidth`` for ``nbytes``."""
+
+    def timed(kind: str, fn, extra: dict, check: bool = True) -> None:
+        try:
+            why = mismatch(fn()) if check else None
+        except RuntimeError as err:
+            why = f"error: {err}"
+        if why is not None:
+            emit({**base, "kind": kind, **extra, "skipped": why})
+            return
+        ms = bench(fn, reps)
+        emit({**base, "kind": kind, **extra, "ms": ms, "fraction": nbytes / (ms * 1e-3) / bandwidth})
+
+    return timed
+
+
+def print_best(records: list[dict], kinds: list[str], candidate: str, cell: Callable[[dict], str]) -> None:
+    """One line per workload: the fastest record of each kind (``cell`` formats it) and the
+    setting of the fastest ``candidate`` record."""
+    print("\nworkload             " + "  ".join(f"{k:>16}" for k in kinds) + "  best setting")
+    for name in dict.fromkeys(r["workload"] for r in records if "workload" in r):
+        rows = [r for r in records if r.get("workload") == name and "ms" in r]
+        best = {k: min((r for r in rows if r["kind"] == k), key=lambda r: r["ms"], default=None) for k in kinds}
+        cells = "  ".join(f"{cell(best[k]) if best[k] else '-':>16}" for k in kinds)
+        print(f"{name:<20} {cells}  {best[candidate]['setting'] if best[candidate] else '-'}")

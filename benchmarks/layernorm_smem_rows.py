@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from checked_sweep import build_candidate, run_checked_sweep  # noqa: E402
+from checked_sweep import build_candidate, check_then_time, print_best, run_checked_sweep  # noqa: E402
 from d2k_profile.loader import load_module  # noqa: E402
 from d2k_spec.task import load_task  # noqa: E402
 from rows_one_barrier import _bench  # noqa: E402
@@ -145,17 +145,7 @@ def _sweep(mod, ref, task, tol, emit, reps: int) -> None:
         nbytes = ref.bytes_moved(wl.params)
         base = {"workload": wl.name}
 
-        def timed(kind: str, fn, extra: dict, check: bool = True) -> None:
-            try:
-                why = _mismatch(fn(), x, w, b, tol) if check else None
-            except RuntimeError as err:
-                why = f"error: {err}"
-            if why is not None:
-                emit({**base, "kind": kind, **extra, "skipped": why})
-                return
-            ms = _bench(fn, reps)
-            emit({**base, "kind": kind, **extra, "ms": ms, "fraction": nbytes / (ms * 1e-3) / BANDWIDTH})
-
+        timed = check_then_time(emit, base, lambda out: _mismatch(out, x, w, b, tol), _bench, reps, nbytes, BANDWIDTH)
         timed("copy", lambda: dst.copy_(x), {}, check=False)
         timed("reference", lambda: ref.reference(x, w, b), {})
         timed("expert", lambda: mod.run(x, w, b), {})
@@ -164,15 +154,7 @@ def _sweep(mod, ref, task, tol, emit, reps: int) -> None:
 
 
 def _summary(records: list[dict]) -> None:
-    print("\nworkload        copy   reference  expert  shared-memory kernel (best threads, rows)")
-    for name in dict.fromkeys(r["workload"] for r in records if "workload" in r):
-        rows = [r for r in records if r.get("workload") == name and "ms" in r]
-        best = {kind: min((r for r in rows if r["kind"] == kind), key=lambda r: r["ms"], default=None)
-                for kind in ("copy", "reference", "expert", "smem")}
-        frac = {kind: f"{r['fraction']:.3f}" if r else "  -  " for kind, r in best.items()}
-        setting = best["smem"]["setting"] if best["smem"] else "-"
-        print(f"{name:<15} {frac['copy']}  {frac['reference']}      {frac['expert']}   "
-              f"{frac['smem']} {setting}")
+    print_best(records, ["copy", "reference", "expert", "smem"], "smem", lambda r: f"{r['fraction']:.3f}")
 
 
 def main(argv=None) -> int:

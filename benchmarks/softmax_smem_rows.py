@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from d2k_profile.loader import load_module  # noqa: E402
-from checked_sweep import run_checked_sweep  # noqa: E402
+from checked_sweep import check_then_time, run_checked_sweep  # noqa: E402
 from rows_one_barrier import _bench  # noqa: E402
 
 BANDWIDTH = 4.3e12  # bytes/s: the H200's measured copy bandwidth
@@ -117,19 +117,8 @@ def _sweep(mod, emit, reps: int) -> None:
         x = _inputs(m, n, dtype, 0)
         dst = torch.empty_like(x)
         base = {"M": m, "N": n, "dtype": str(dtype)}
-
-        def timed(kind: str, fn, extra: dict) -> None:
-            try:
-                why = _mismatch(fn(), x) if kind != "copy" else None
-            except RuntimeError as err:
-                why = f"error: {err}"
-            if why is not None:
-                emit({**base, "kind": kind, **extra, "skipped": why})
-                return
-            ms = _bench(fn, reps)
-            emit({**base, "kind": kind, **extra, "ms": ms, "fraction": nbytes / (ms * 1e-3) / BANDWIDTH})
-
-        timed("copy", lambda: dst.copy_(x), {})
+        timed = check_then_time(emit, base, lambda out: _mismatch(out, x), _bench, reps, nbytes, BANDWIDTH)
+        timed("copy", lambda: dst.copy_(x), {}, check=False)
         timed("triton", _triton_call(mod, x), {})
         timed("expert", lambda: mod.run(x), {})
         for t, s in _smem_settings(mod, n, elem):

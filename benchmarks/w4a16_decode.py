@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from d2k_profile.loader import load_module  # noqa: E402
 from d2k_spec.task import Distribution, Workload, load_task  # noqa: E402
-from checked_sweep import build_candidate, run_checked_sweep  # noqa: E402
+from checked_sweep import build_candidate, check_then_time, print_best, run_checked_sweep  # noqa: E402
 from rows_one_barrier import _bench  # noqa: E402
 
 BANDWIDTH = 4.3e12  # bytes/s: the H200's measured copy bandwidth
@@ -151,17 +151,7 @@ def _sweep(mod, ref, task, tol, emit, reps: int) -> None:
         nbytes = ref.bytes_moved(p)
         base = {"workload": wl.name}
 
-        def timed(kind: str, fn, extra: dict, check: bool = True) -> None:
-            try:
-                why = _mismatch(fn(), exact, tol) if check else None
-            except RuntimeError as err:
-                why = f"error: {err}"
-            if why is not None:
-                emit({**base, "kind": kind, **extra, "skipped": why})
-                return
-            ms = _bench(fn, reps)
-            emit({**base, "kind": kind, **extra, "ms": ms, "fraction": nbytes / (ms * 1e-3) / BANDWIDTH})
-
+        timed = check_then_time(emit, base, lambda out: _mismatch(out, exact, tol), _bench, reps, nbytes, BANDWIDTH)
         qweight = inputs[1]
         timed("weight_read", lambda: qweight.sum(), {}, check=False)
         timed("reference", lambda: ref.reference(*inputs), {})
@@ -171,15 +161,8 @@ def _sweep(mod, ref, task, tol, emit, reps: int) -> None:
 
 
 def _summary(records: list[dict]) -> None:
-    print("\nworkload            weight read  reference  expert  decode kernel (best tiles, warps, depth)")
-    for name in dict.fromkeys(r["workload"] for r in records if "workload" in r):
-        rows = [r for r in records if r.get("workload") == name and "ms" in r]
-        best = {kind: min((r for r in rows if r["kind"] == kind), key=lambda r: r["ms"], default=None)
-                for kind in ("weight_read", "reference", "expert", "decode")}
-        cell = {kind: f"{r['ms'] * 1e3:7.1f} us {r['fraction']:.2f}" if r else "   -   " for kind, r in best.items()}
-        setting = best["decode"]["setting"] if best["decode"] else "-"
-        print(f"{name:<19} {cell['weight_read']}  {cell['reference']}  {cell['expert']}  "
-              f"{cell['decode']} {setting}")
+    print_best(records, ["weight_read", "reference", "expert", "decode"], "decode",
+               lambda r: f"{r['ms'] * 1e3:.1f} us {r['fraction']:.2f}")
 
 
 def main(argv=None) -> int:
