@@ -8,8 +8,9 @@ constant offsets instead of a loop).
 ## How it is detected
 Pragmas attached to live loops (``unroll 1`` and ``nounroll`` do not count); Triton loops over
 ``tl.static_range`` or with an unroll factor; for manual unrolling, three or more assignments
-to the same storage with the same offset form and different constant offsets whose values are
-the same update (one expression shape, constants aside), or one library call issued with three
+to the same storage with the same offset form whose values are the same update (one expression
+shape, constants aside) and whose constant offsets differ, in where they write or in where
+their value reads (an unrolled tree ``s[t] += s[t + 128]; s[t] += s[t + 64]; ...``), or one library call issued with three
 different constant arguments (a shuffle ladder written out). Source lines play no part: the
 same code on one line or on many reads the same.
 
@@ -92,10 +93,22 @@ def _manual(f):
         for acc in accs:
             by_shape.setdefault(_shape(acc.value), []).append(acc)
         for same in by_shape.values():
-            consts = {P.constant_of(tuple((m, c) for m, c in acc.poly if m == ())) for acc in same}
+            consts = {_constants(f, acc) for acc in same}
             if len(consts) >= 3:
                 return same[:3]
     return []
+
+
+def _constants(f, acc) -> tuple:
+    """The constant parts of an update's offsets: where it writes and where its value reads.
+    ``s[t] += s[t + 256]; s[t] += s[t + 128]; s[t] += s[t + 64]`` writes one place and reads
+    three: a reduction loop written out."""
+    def const(poly):
+        return P.constant_of(tuple((m, c) for m, c in poly if m == ()))
+
+    reads = tuple(const(f.accesses[n.access].poly) for n in walk(acc.value) if isinstance(n, Load) and n.access < len(f.accesses)) \
+        if acc.value is not None else ()
+    return (const(acc.poly),) + reads
 
 
 def _shape(e) -> tuple:
