@@ -16,7 +16,8 @@ same code on one line or on many reads the same.
 
 ## Not to be confused with
 What the compiler unrolls by itself; a pragma in a comment or a dead branch; a vector's members
-unpacked into an array (``f[0] = v.x; f[1] = v.y; ...``: different values, not one update).
+unpacked into an array (``f[0] = v.x; f[1] = v.y; ...``: different values, not one update); the
+many outputs of one inline-asm instruction (``wgmma`` writing ``d[0]`` ... ``d[31]``).
 """
 
 from ..facts import poly as P
@@ -83,8 +84,8 @@ def _manual(f):
             return [c for _, c in group][:3]
     groups: dict[tuple, list] = {}
     for a in f.accesses:
-        if a.kind not in ("rmw", "store"):
-            continue
+        if a.kind not in ("rmw", "store") or a.via == "asm":
+            continue  # the outputs of one asm statement (an MMA's 32 accumulators) are one instruction
         p = a.poly
         base = tuple((m, c) for m, c in p if m != ())
         groups.setdefault((a.obj, a.loops, base, a.kind), []).append(a)

@@ -64,6 +64,11 @@ def _selectors(f, off) -> set[str]:
     return out
 
 
+def _key(e) -> str | None:
+    """The atom a symbol stands for (``atoms`` are keys, not symbols)."""
+    return e.key if isinstance(e, Sym) else None
+
+
 def _power_of_two(v) -> bool:
     return isinstance(v, int) and v >= 1 and v & (v - 1) == 0
 
@@ -94,7 +99,7 @@ def _toggles(new, old) -> bool:
             return True  # s ^ 1 flips a buffer index; addr ^ 8192 flips a byte address between two buffers
         if isinstance(n, Op) and n.op == "-" and len(n.args) == 2 and num(n.args[0]) == 1 and n.args[1] == old:
             return True
-        if isinstance(n, Op) and n.op in ("%", "?:") and old in atoms(n) and any(isinstance(num(a), int) and num(a) >= 2 for a in n.args):
+        if isinstance(n, Op) and n.op in ("%", "?:") and _key(old) in atoms(n) and any(isinstance(num(a), int) and num(a) >= 2 for a in n.args):
             return True
     return False
 

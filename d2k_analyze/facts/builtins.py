@@ -600,12 +600,24 @@ def _memory_semantics(interp, call: Call, loc: Loc) -> E | None:
 _BULK_COPY = re.compile(r"\bcp(\.reduce)?\.async\.bulk\.(shared|global)\S*\s*\[\s*%(\d+)\s*\]\s*,\s*\[\s*%(\d+)\s*\]")
 
 
+# A TMA tensor load, cp.async.bulk.tensor.<n>d.shared::cluster.global ... [dst], [tensor map,
+# {coordinates}], [barrier]: its first operand is the shared destination; the source is a tensor
+# map (no pointer to follow), so only the shared write is recorded.
+_TENSOR_LOAD = re.compile(r"\bcp\.async\.bulk\.tensor\.\d+d\.shared::\w+\.global\S*\s*\[\s*%(\d+)\s*\]")
+
+
 def asm_accesses(interp, s, inputs: list[E]) -> list[E]:
     """Loads/stores an inline-PTX statement makes through its operands: ``cp.async`` reads global
     and writes shared, ``ld.global``/``st.shared`` and friends read or write their address.
     Returns the values the statement's outputs receive, where the PTX defines them (a loaded
     element, an address conversion); empty otherwise."""
     text = s.text
+    tensor = _TENSOR_LOAD.search(text)
+    if tensor:
+        dst = _operand_ptr(interp, inputs, int(tensor.group(1)) - len(s.outputs))
+        if dst is not None:
+            interp.record_access(dst, "store", s.loc, via="tma", elem="bulk")
+        return []
     bulk = _BULK_COPY.search(text)
     if bulk:  # cp.async.bulk.<dst>.<src> [dst], [src], bytes ...: one thread moves a whole span
         dst = _operand_ptr(interp, inputs, int(bulk.group(3)) - len(s.outputs))
