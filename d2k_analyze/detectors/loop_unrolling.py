@@ -10,9 +10,9 @@ Pragmas attached to live loops (``unroll 1`` and ``nounroll`` do not count); Tri
 ``tl.static_range`` or with an unroll factor; for manual unrolling, three or more assignments
 to the same storage with the same offset form whose values are the same update (one expression
 shape, constants aside) and whose constant offsets differ, in where they write or in where
-their value reads (an unrolled tree ``s[t] += s[t + 128]; s[t] += s[t + 64]; ...``), or one library call issued with three
-different constant arguments (a shuffle ladder written out). Source lines play no part: the
-same code on one line or on many reads the same.
+their value reads (an unrolled tree ``s[t] += s[t + 128]; s[t] += s[t + 64]; ...``), or one
+library call issued with three different constant arguments (a shuffle ladder written out).
+Source lines play no part: the same code on one line or on many reads the same.
 
 ## Not to be confused with
 What the compiler unrolls by itself; a pragma in a comment or a dead branch; a vector's members

@@ -10,9 +10,11 @@ use (asynchronously, or through registers), with waits that leave copies in flig
 Fills of a shared object whose offset contains a stage selector that depends on the loop and not
 on the thread (a modulo / mask of the iteration by a constant or by a kernel parameter, or a
 loop-carried local updated by ``^ 1`` (or the XOR of an address with a power-of-two buffer
-size), ``1 - s``,
-``(s + 1) % S``, or stepped by one and reset to 0 when it reaches a constant), together with asynchronous fills, a partial wait, or reads of the same object
-at a different stage than the fill; or a partial ``wait_group`` with a multi-buffered fill.
+size), ``1 - s``, ``(s + 1) % S``, or stepped by one and reset to 0 when it reaches a constant),
+together with asynchronous fills, a partial wait, or reads of the same object at a different
+stage than the fill; or a partial ``wait_group`` with a multi-buffered fill. Fills reach a
+shared tile directly, through registers (also registers loaded in one iteration and stored in
+the next: register-staged double buffering), or by asynchronous copies and TMA.
 
 ## Not to be confused with
 Two buffers filled and consumed in lock-step (load, sync, compute, sync); ``cp.async`` followed
