@@ -22,7 +22,7 @@ pass (its own state, not other splits' partials).
 """
 
 from ..facts import poly as P
-from ..facts.expr import Call, Cast, Load, Op, Tup, atoms, children, flatten, walk
+from ..facts.expr import Call, Cast, Load, Op, Tup, atoms, children, flatten, num, walk
 from ..facts.ops import softmax
 from ._base import Rule, absent, present
 from ._queries import LOG, cell_of, defs_of, exps_in, has_exp, is_call, is_exp, stores_to
@@ -50,30 +50,58 @@ def _is_statistic(f, e) -> bool:
 def _axis_slice(f) -> list:
     """Loads in a loop of a softmax kernel reaching a grid-chosen slice of the loop's own axis:
     the grid index's coefficient is the loop's step along that axis times a compile-time factor
-    or the loop's own extent (``start = split * CHUNK`` with the loop covering ``CHUNK``)."""
+    or the loop's own extent (``start = split * CHUNK`` with the loop covering ``CHUNK``). The
+    loop is one whose carried values are softmax statistics (a running max, a sum of
+    exponentials): a dot product over the head dimension inside it is not the split axis."""
     out = []
+    stat_loops = _statistic_loops(f)
     for a in f.accesses:
         if a.space != "global" or a.kind != "load" or not a.loops:
             continue
-        lp = f.loops[a.loops[-1]]
-        it = P.coeff(a.poly, f"iter#{lp.id}")
-        if not it:
-            continue
-        grid_stride = lp.step is not None and any(k.startswith(("nprog.", "gdim.")) for k in atoms(lp.step))
-        if lp.init is not None and any(k.startswith(("pid.", "bid.")) for k in atoms(lp.init)) and not grid_stride:
-            out.append(a)  # the loop itself starts at a grid-chosen position of its axis
-            continue
-        extent = atoms(lp.bound) if lp.bound is not None else frozenset()
-        if not any(k.startswith(("pid.", "bid.")) for k in extent):
-            # a loop that runs to the axis' full length (``c0 + i < seq``) whatever the grid index:
-            # a grid index times that length picks another sequence (a head), not a slice of this one
-            extent = frozenset()
-        for k in P.terms(a.poly):
-            if k.startswith(("pid.", "bid.")) or (k.startswith("~") and any(P.mentions(P.term(k), g) for g in ("pid", "bid"))):
-                if _same_axis(P.coeff(a.poly, k), it, extent):
-                    out.append(a)
-                    break
+        if any(lid in stat_loops and _slices(f.loops[lid], a) for lid in a.loops):
+            out.append(a)
     return out
+
+
+def _slices(lp, a) -> bool:
+    it = P.coeff(a.poly, f"iter#{lp.id}")
+    if not it:
+        return False
+    grid_stride = lp.step is not None and any(k.startswith(("nprog.", "gdim.")) for k in atoms(lp.step))
+    if lp.init is not None and any(k.startswith(("pid.", "bid.")) for k in atoms(lp.init)) and not grid_stride:
+        return True  # the loop itself starts at a grid-chosen position of its axis
+    extent = _extent(lp)
+    for k in P.terms(a.poly):
+        if k.startswith(("pid.", "bid.")) or (k.startswith("~") and any(P.mentions(P.term(k), g) for g in ("pid", "bid"))):
+            if _same_axis(P.coeff(a.poly, k), it, extent):
+                return True
+    return False
+
+
+def _statistic_loops(f) -> set[int]:
+    """Loops that carry a softmax statistic: a value updated through a max or an exponential."""
+    out: set[int] = set()
+    for asg in f.assigns:
+        if asg.cell is None or not asg.loops:
+            continue
+        if not (has_exp(asg.new) or any(isinstance(n, Op) and n.op == "max" for n in walk(asg.new))):
+            continue
+        out |= {lid for lid in asg.loops if asg.cell in f.loops[lid].carried}
+    return out
+
+
+def _extent(lp) -> frozenset:
+    """What a slice's length can be made of: the loop's trip count when it runs from 0 to one
+    size (``for j in [0, CHUNK)``), or the sizes of a bound that moves with the grid. A loop
+    that runs to the axis' full length whatever the grid index (``c0 + i < seq``) has none: a
+    grid index times that length picks another sequence (a head), not a slice of this one."""
+    if lp.bound is None:
+        return frozenset()
+    bound = P.poly(lp.bound)
+    if num(lp.init) == 0 and len(bound) == 1:
+        return frozenset(bound[0][0])
+    keys = atoms(lp.bound)
+    return keys if any(k.startswith(("pid.", "bid.")) for k in keys) else frozenset()
 
 
 def _same_axis(g: P.Poly, it: P.Poly, extent) -> bool:
