@@ -802,14 +802,15 @@ def return_value(returns: list[E], fn) -> E:
     return Sym(f"ret#{id(fn) & 0xffff}", frozenset().union(*(atoms(r) for r in returns)))
 
 
-# host APIs returning a device's properties as a mapping (Triton's driver utilities)
-DEVICE_PROPERTY_MAPS = ("get_device_properties",)
+# the host API returning a device's properties as a mapping (Triton's driver utilities, however
+# the driver module was reached: ``triton.runtime.driver`` or ``from triton.runtime import driver``)
+DEVICE_PROPERTY_MAP = "driver.active.utils.get_device_properties"
 
 
 def py_index(interp, base: E, idx: list[E], loc: Loc) -> E:
     """Python subscripts on values: broadcasting ``x[:, None]`` keeps ``x``; ``t[i]`` of a tuple;
     ``props["multiprocessor_count"]`` of a device-properties mapping is the SM count."""
-    if isinstance(base, Call) and short(base.fn) in DEVICE_PROPERTY_MAPS and len(idx) == 1 and \
+    if isinstance(base, Call) and base.fn.endswith(DEVICE_PROPERTY_MAP) and len(idx) == 1 and \
             isinstance(idx[0], Str) and idx[0].v in SM_COUNT_ATTRS:
         return Sym("sm_count")
     if isinstance(base, Tup) and len(idx) == 1 and isinstance(num(idx[0]), int):
