@@ -1,22 +1,22 @@
-"""A candidate tensor-core decode kernel for w4a16 (M <= 16) against the expert and a read of the weights.
+"""The w4a16 expert's tensor-core decode kernel (M <= 16) at every setting, against its Triton kernels.
 
 Why: at M = 1 and M = 16 the product is bound by reading the packed int4 weights (25 and 34 MB),
-yet the expert's Triton GEMV reads them at 0.17 of the H200's 4.3 TB/s and its small-M tl.dot
-kernel at 0.10 (docs/h200-results.md, family 2). The candidate (benchmarks/w4a16_decode_mma.cu)
-feeds the dequantised weights to mma.m16n8k16 as the 16-row operand and the activations as the
-8-column one (swap-AB), so its per-weight work is the dequantisation alone. Its fragment mapping
-(nibble pairs (i, i + 4) from one lop3, activations paired to match by byte_perm) was checked
-against a direct product by a NumPy emulation of one warp; the kernel has not run on a GPU yet and
-goes into the expert only if this sweep shows it correct and faster.
+yet the expert's Triton GEMV read them at 0.17 of the H200's 4.3 TB/s and its small-M tl.dot
+kernel at 0.10 (docs/h200-results.md, family 2). The decode kernel
+(tasks/w4a16_gemm/expert/w4a16_decode_mma.cu) feeds the dequantised weights to mma.m16n8k16 as the
+16-row operand and the activations as the 8-column one (swap-AB), so its per-weight work is the
+dequantisation alone. Its fragment mapping (nibble pairs (i, i + 4) from one lop3, activations
+paired to match by byte_perm) was first checked by a NumPy emulation of one warp; this sweep
+checked it on an H100 (352 checks, 0 mismatches) and chose the expert's DECODE_SETTINGS.
 
 Per timed workload with M <= 16 this script times the reference (dequantise + torch.matmul), a
-read of the packed weights (torch.sum over them: the ceiling of a weight-stream-bound kernel), the
-expert's ``run`` and the candidate at every instantiated (tiles, warps, depth). Every setting is
-first checked against an fp64 product of the exactly dequantised weights with the task's
-tolerances, on ragged shapes too (odd M, N not a multiple of the tile, one and two 8-row batch
-tiles); a mismatch is printed and the setting is not timed. Timing is rows_one_barrier's: CUDA
-events around each call after a read sweep of L2, the GPU spun ahead of the queue, median of R
-calls.
+device copy of the packed weights (it reads and writes them, so it bounds from above the time to
+read them once), the expert's ``run``, its Triton kernels alone (``triton_run``) and the decode
+kernel at every instantiated (tiles, warps, depth). Every setting is first checked against an fp64
+product of the exactly dequantised weights with the task's tolerances, on ragged shapes too (odd
+M, N not a multiple of the tile, one and two 8-row batch tiles); a mismatch is printed and the
+setting is not timed. Timing is rows_one_barrier's: CUDA events around each call after a read
+sweep of L2, the GPU spun ahead of the queue, median of R calls.
 
 GPU only (PYTHONPATH=.): ``python benchmarks/w4a16_decode.py [--reps R] [--out FILE] [--check-only]``.
 """
@@ -34,50 +34,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from d2k_profile.loader import load_module  # noqa: E402
 from d2k_spec.task import Distribution, Workload, load_task  # noqa: E402
-from checked_sweep import build_candidate, check_then_time, print_best, run_checked_sweep  # noqa: E402
+from checked_sweep import check_then_time, print_best, run_checked_sweep  # noqa: E402
 from rows_one_barrier import _bench  # noqa: E402
 
 BANDWIDTH = 4.3e12  # bytes/s: the H200's measured copy bandwidth
 TASK = ROOT / "tasks" / "w4a16_gemm"
-_BIND = r"""
-#include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAGuard.h>
-
-extern "C" int w4a16_decode_mma_launch(const void* x, const void* qweight, const void* scales, const void* zeros,
-                                       void* y, int M, int N, int K, int tiles, int warps, int depth,
-                                       cudaStream_t stream);
-
-at::Tensor decode_mma(const at::Tensor& x, const at::Tensor& qweight, const at::Tensor& scales,
-                      const at::Tensor& zeros, int64_t tiles, int64_t warps, int64_t depth) {
-  TORCH_CHECK(x.is_cuda() && x.dim() == 2 && x.is_contiguous() && x.scalar_type() == at::kHalf, "x: fp16 [M, K]");
-  TORCH_CHECK(qweight.is_contiguous() && qweight.scalar_type() == at::kInt && qweight.size(1) * 8 == x.size(1),
-              "qweight: int32 [N, K/8]");
-  TORCH_CHECK(scales.is_contiguous() && zeros.is_contiguous() && scales.scalar_type() == at::kHalf &&
-              zeros.scalar_type() == at::kHalf && scales.size(0) == qweight.size(0) && zeros.sizes() == scales.sizes() &&
-              scales.size(1) * 128 == x.size(1), "scales, zeros: fp16 [N, K/128]");
-  TORCH_CHECK(reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0 && reinterpret_cast<uintptr_t>(qweight.data_ptr()) % 16 == 0,
-              "x and qweight: 16-byte aligned");
-  const at::cuda::CUDAGuard guard(x.device());
-  auto y = at::empty({x.size(0), qweight.size(0)}, x.options());
-  const int err = w4a16_decode_mma_launch(x.data_ptr(), qweight.data_ptr(), scales.data_ptr(), zeros.data_ptr(),
-                                          y.data_ptr(), x.size(0), qweight.size(0), x.size(1), tiles, warps, depth,
-                                          at::cuda::getCurrentCUDAStream());
-  TORCH_CHECK(err == 0, "w4a16_decode_mma_launch: ", cudaGetErrorString(static_cast<cudaError_t>(err)));
-  return y;
-}
-"""
-_module = None
-DECODE_MAX_M = 16  # the candidate's batch limit (two 8-row MMA tiles)
+DECODE_MAX_M = 16  # the decode kernel's batch limit (two 8-row MMA tiles)
+_expert = None
 
 
 def decode_mma(x, qweight, scales, zeros, tiles: int, warps: int, depth: int) -> torch.Tensor:
-    """The candidate kernel (w4a16_decode_mma.cu) at one (tiles, warps, depth) setting."""
-    global _module
-    if _module is None:
-        _module = build_candidate("w4a16_decode_mma_candidate", Path(__file__).resolve().parent /
-                                  "w4a16_decode_mma.cu", _BIND, ["decode_mma"])
-    return _module.decode_mma(x, qweight, scales, zeros, tiles, warps, depth)
+    """The expert's tensor-core decode kernel (tasks/w4a16_gemm/expert/w4a16_decode_mma.cu) at one
+    (tiles, warps, depth) setting."""
+    return _expert.decode_mma(x, qweight, scales, zeros, tiles, warps, depth)
 
 
 # (tiles, depth) instantiated per batch-tile count (w4a16_decode_mma.cu), times the warps per CTA.
@@ -123,7 +92,7 @@ def _mismatch(out: torch.Tensor, exact: torch.Tensor, tol) -> str | None:
 def _check(mod, ref, tol, emit) -> int:
     failures = 0
     for m, n, k in CHECKS:
-        trials = [("run", None, lambda *a: mod.run(*a))]
+        trials = [("run", None, lambda *a: mod.run(*a)), ("triton", None, lambda *a: mod.triton_run(*a))]
         trials += [("decode", s, lambda *a, s=s: decode_mma(*a, *s)) for s in _settings(m)]
         for seed in (0, 1):
             inputs = _inputs(ref, m, n, k, seed)
@@ -153,15 +122,17 @@ def _sweep(mod, ref, task, tol, emit, reps: int) -> None:
 
         timed = check_then_time(emit, base, lambda out: _mismatch(out, exact, tol), _bench, reps, nbytes, BANDWIDTH)
         qweight = inputs[1]
-        timed("weight_read", lambda: qweight.sum(), {}, check=False)
+        copy = torch.empty_like(qweight)
+        timed("weight_copy", lambda: copy.copy_(qweight), {}, check=False)
         timed("reference", lambda: ref.reference(*inputs), {})
         timed("expert", lambda: mod.run(*inputs), {})
+        timed("triton", lambda: mod.triton_run(*inputs), {})
         for s in _settings(int(p["M"])):
             timed("decode", lambda s=s: decode_mma(*inputs, *s), {"setting": s})
 
 
 def _summary(records: list[dict]) -> None:
-    print_best(records, ["weight_read", "reference", "expert", "decode"], "decode",
+    print_best(records, ["weight_copy", "reference", "triton", "expert", "decode"], "decode",
                lambda r: f"{r['ms'] * 1e3:.1f} us {r['fraction']:.2f}")
 
 
@@ -170,6 +141,8 @@ def main(argv=None) -> int:
     tol = task.tolerance["float16"]
     ref = load_module(TASK / "reference.py", "w4a16_reference")
     mod = load_module(TASK / "expert", "w4a16_expert")
+    global _expert
+    _expert = mod
     return run_checked_sweep(__doc__.split("\n\n")[0], lambda emit: _check(mod, ref, tol, emit),
                              lambda emit, reps: _sweep(mod, ref, task, tol, emit, reps), _summary, argv)
 

@@ -1,6 +1,11 @@
-"""Expert W4A16 GEMM in Triton: int4 weights unpacked and dequantised in registers in the K loop.
+"""Expert W4A16 GEMM: int4 weights unpacked and dequantised in registers in the K loop.
 
-Two main kernels, chosen by M in run():
+Decode batches (M <= 16) on a CUDA GPU of compute capability 8.0 or later go to
+w4a16_decode_mma.cu (bound through load_inline): the dequantised weights are the 16-row operand
+of mma.m16n8k16 and the activations the 8-column one (swap-AB), the warps of a CTA split K and sum
+their fragments in shared memory. On an H100 it ran the m1 and m16 workloads 2.2x and 3.0x faster
+than the Triton kernels below (docs/h200-results.md). Elsewhere (other M, the CPU interpreter),
+two Triton kernels, chosen by M in run():
   - M < GEMV_MAX_M: a split-K GEMV on CUDA cores. Each program owns GEMV_BLOCK_N output columns
     and one K slice; per K step it loads a [BLOCK_N, BLOCK_K/8] int32 tile (rows contiguous
     along K), unpacks the 8 nibbles of every word by broadcasting shifts over a new axis and
@@ -11,10 +16,13 @@ Two main kernels, chosen by M in run():
 Partials of a split (SPLIT_K > 1) go to an fp32 [SPLIT_K, M, N] workspace that a small kernel
 sums and rounds to fp16; with SPLIT_K == 1 the kernels write y directly.
 
-The launch settings are module constants (chosen by benchmarks/tune_w4a16_gemm.py on the H200).
+The Triton launch settings are module constants (chosen by benchmarks/tune_w4a16_gemm.py on the
+H200), the decode kernel's by benchmarks/w4a16_decode.py.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import torch
 import triton
@@ -133,10 +141,83 @@ def _split(k: int, block_k: int, split: int) -> int:
     return split
 
 
+# ---- decode batches on tensor cores (w4a16_decode_mma.cu) ----------------------------------------
+
+_BIND = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+extern "C" int w4a16_decode_mma_launch(const void* x, const void* qweight, const void* scales, const void* zeros,
+                                       void* y, int M, int N, int K, int tiles, int warps, int depth,
+                                       cudaStream_t stream);
+
+at::Tensor decode_mma(const at::Tensor& x, const at::Tensor& qweight, const at::Tensor& scales,
+                      const at::Tensor& zeros, int64_t tiles, int64_t warps, int64_t depth) {
+  TORCH_CHECK(x.is_cuda() && x.dim() == 2 && x.is_contiguous() && x.scalar_type() == at::kHalf, "x: fp16 [M, K]");
+  TORCH_CHECK(qweight.is_contiguous() && qweight.scalar_type() == at::kInt && qweight.size(1) * 8 == x.size(1),
+              "qweight: int32 [N, K/8]");
+  TORCH_CHECK(scales.is_contiguous() && zeros.is_contiguous() && scales.scalar_type() == at::kHalf &&
+              zeros.scalar_type() == at::kHalf && scales.size(0) == qweight.size(0) && zeros.sizes() == scales.sizes() &&
+              scales.size(1) * 128 == x.size(1), "scales, zeros: fp16 [N, K/128]");
+  TORCH_CHECK(reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0 && reinterpret_cast<uintptr_t>(qweight.data_ptr()) % 16 == 0,
+              "x and qweight: 16-byte aligned");
+  const at::cuda::CUDAGuard guard(x.device());
+  auto y = at::empty({x.size(0), qweight.size(0)}, x.options());
+  const int err = w4a16_decode_mma_launch(x.data_ptr(), qweight.data_ptr(), scales.data_ptr(), zeros.data_ptr(),
+                                          y.data_ptr(), x.size(0), qweight.size(0), x.size(1), tiles, warps, depth,
+                                          at::cuda::getCurrentCUDAStream());
+  TORCH_CHECK(err == 0, "w4a16_decode_mma_launch: ", cudaGetErrorString(static_cast<cudaError_t>(err)));
+  return y;
+}
+"""
+_ext = None
+
+DECODE_MAX_M = 16  # two 8-row batch tiles of the MMA's 8-column operand
+# (tiles of 16 columns per warp, warps per CTA splitting K, steps loaded ahead) by batch tiles:
+# the fastest of 42 checked settings on the m1 and m16 workloads (benchmarks/w4a16_decode.py).
+DECODE_SETTINGS = {1: (1, 4, 1), 2: (2, 8, 1)}
+
+
+def _decode_module():
+    global _ext
+    if _ext is None:
+        from torch.utils.cpp_extension import load_inline
+
+        source = Path(__file__).resolve().parent / "w4a16_decode_mma.cu"
+        _ext = load_inline(name="w4a16_decode_mma_expert", cpp_sources=_BIND, cuda_sources=source.read_text(),
+                           functions=["decode_mma"], extra_cuda_cflags=["-O3", "-std=c++17"])
+    return _ext
+
+
+def decode_mma(x: torch.Tensor, qweight: torch.Tensor, scales: torch.Tensor, zeros: torch.Tensor,
+               tiles: int, warps: int, depth: int) -> torch.Tensor:
+    """y = x @ dequant(qweight)^T for M <= 16 by the tensor-core decode kernel at one setting
+    (the instantiated ones are listed in w4a16_decode_mma.cu)."""
+    return _decode_module().decode_mma(x, qweight, scales, zeros, tiles, warps, depth)
+
+
+def _decode_fits(x: torch.Tensor, qweight: torch.Tensor) -> bool:
+    """The decode kernel's preconditions: fp16 on an Ampere-or-later GPU (mma.m16n8k16), M <= 16,
+    16-byte aligned x and weights."""
+    return (x.is_cuda and x.dtype == torch.float16 and 1 <= x.shape[0] <= DECODE_MAX_M
+            and torch.cuda.get_device_capability(x.device) >= (8, 0)
+            and x.data_ptr() % 16 == 0 and qweight.data_ptr() % 16 == 0)
+
+
 def run(x: torch.Tensor, qweight: torch.Tensor, scales: torch.Tensor, zeros: torch.Tensor) -> torch.Tensor:
+    """y [M, N] = x [M, K] @ dequant(qweight [N, K/8], scales, zeros [N, K/128])^T in fp16."""
+    m, k = x.shape
+    assert k % GROUP == 0 and qweight.shape[1] * 8 == k and x.is_contiguous() and qweight.is_contiguous()
+    if _decode_fits(x, qweight):
+        return decode_mma(x, qweight, scales, zeros, *DECODE_SETTINGS[1 if m <= 8 else 2])
+    return triton_run(x, qweight, scales, zeros)
+
+
+def triton_run(x: torch.Tensor, qweight: torch.Tensor, scales: torch.Tensor, zeros: torch.Tensor) -> torch.Tensor:
+    """The Triton kernels alone (any M, also under the CPU interpreter)."""
     m, k = x.shape
     n = qweight.shape[0]
-    assert k % GROUP == 0 and qweight.shape[1] * 8 == k and x.is_contiguous() and qweight.is_contiguous()
     y = torch.empty((m, n), dtype=torch.float16, device=x.device)
     if m < GEMV_MAX_M:
         split = _split(k, GEMV_BLOCK_K, GEMV_SPLIT_K)
