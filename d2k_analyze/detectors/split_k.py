@@ -8,8 +8,10 @@ slice), with the partial results combined through atomics or a workspace and a s
 In a loop carrying a multiply-accumulate / ``tl.dot`` / MMA, both operands' loads (or the loop's
 bounds) depend on a grid index, and that index enters the K offset of both operands alike (a
 K-slice) rather than one operand's row or column; partials go out through an atomic or a store
-indexed by the same grid index. A split factor that resolves to 1 at every launch leaves no
-slice index (it folds away) and earns nothing.
+indexed by the same grid index, or onto the output at the address it was read from (slices
+serialised by a lock). A grid index scaled by ``K / S`` in a loop that runs ``K / BK / S`` times is
+a slice index too, whatever the stride is called. A split factor that resolves to 1 at every
+launch leaves no slice index (it folds away) and earns nothing.
 
 ## Not to be confused with
 Attention split along the sequence (``split_kv``: the loop's scores go through ``exp``); a
@@ -19,7 +21,7 @@ is stored per batch without atomics); atomics used for something else.
 """
 
 from ..facts import poly as P
-from ..facts.expr import Num, atoms, walk
+from ..facts.expr import Num, Op, Sym, atoms, walk
 from ._base import Rule, absent, present
 from ._queries import defs_of, gemm_loops, with_enclosing, is_call, is_exp, mac_updates, mma_calls, reduction_loop
 
@@ -66,7 +68,8 @@ def _k_slice_atoms(f, lid: int) -> set[str]:
             k_coeff = P.coeff(poly, it) or _carried_step(f, poly, lid)
             for g in _grid(atoms(a.off)) | _grid(P.terms(poly)) | _grid_terms(poly):
                 g_coeff = P.coeff(poly, g)
-                if k_coeff and g_coeff and (_proportional(g_coeff, k_coeff) or bool(P.quotient(k_coeff, g_coeff))):
+                if k_coeff and g_coeff and (_proportional(g_coeff, k_coeff) or bool(P.quotient(k_coeff, g_coeff))
+                                            or _split_stride(g_coeff, lp)):
                     here.add(g)
                 elif not g_coeff:
                     there.add(g)  # ``(pid_k * BK + offs) // 8`` for packed int4 weights
@@ -79,6 +82,27 @@ def _k_slice_atoms(f, lid: int) -> set[str]:
     # a K slice: the same grid index offsets two operands along K (one may reach it through a
     # packed-index division), and no operand takes it as a row or column
     return bounds | {g for g, n in sliced.items() if n + hidden.get(g, 0) >= 2 and g not in rows}
+
+
+def _divisions(e) -> list[tuple]:
+    """(dividend, divisor) of every division in ``e``, but by the constant 1."""
+    return [(n.args[0], n.args[1]) for n in walk(e) if isinstance(n, Op) and n.op in ("/", "//") and len(n.args) == 2
+            and n.args[1] != Num(1)]
+
+
+def _split_stride(g_coeff: P.Poly, lp) -> bool:
+    """A grid index scaled by ``K / S`` (``part * (K / SPLITS)``) in a loop whose trip count is
+    built from the same ``K`` and also divided by ``S`` (``K / BK / SPLITS``): the index picks one
+    of S slices of the loop's range, whatever the stride is called."""
+    if lp.bound is None or len(P.terms(g_coeff)) != 1:
+        return False
+    key = next(iter(P.terms(g_coeff)))
+    stride = P.opaque_expr(key) if key.startswith("~") else None
+    if stride is None or g_coeff != P.poly(Sym(key)) or not isinstance(stride, Op) or stride.op not in ("/", "//"):
+        return False
+    extent, split = stride.args
+    bound_atoms = atoms(lp.bound)
+    return bool(atoms(extent)) and atoms(extent) <= bound_atoms and any(d == split for _, d in _divisions(lp.bound))
 
 
 def _closed_form(f, poly: P.Poly, lid: int) -> P.Poly:
@@ -138,8 +162,17 @@ def _reduces(f, lid: int) -> bool:
     if any(reduction_loop(f, a) == lid for a in mac_updates(f)) or any(lid in c.loops for c in mma_calls(f)):
         return True
     carried = f.loops[lid].carried
+    if any(lid in a.loops and a.cell in carried for a in mac_updates(f)):
+        return True  # the loop over K tiles around a multiply-accumulate over one shared tile
     return any(a.cell in carried and lid in a.loops and any(is_call(n, {"tl.dot", "tl.dot_scaled"}) for n in walk(a.new))
                for a in f.assigns)
+
+
+def _adds_onto(f, store) -> bool:
+    """The store writes back a value read from the same global address: each slice adds its
+    partial onto the output (serialised by a lock or a semaphore) instead of using atomics."""
+    return any(a.kind == "load" and a.space == "global" and a.obj == store.obj and a.poly == store.poly
+               for a in f.accesses)
 
 
 @RULE.both
@@ -152,7 +185,8 @@ def detect(f):
         slices = {s for s in _k_slice_atoms(f, lid) if not _one_split(f, s)}
         if not slices:
             continue
-        combine = [a for a in f.accesses if a.space == "global" and (a.kind == "atomic" or (a.kind == "store" and slices & (atoms(a.off) | P.terms(a.poly))))]
+        combine = [a for a in f.accesses if a.space == "global" and (a.kind in ("atomic", "rmw") or (a.kind == "store" and (
+            slices & (atoms(a.off) | P.terms(a.poly)) or _adds_onto(f, a))))]
         if combine:
             return present([f.loops[lid]] + combine[:1], "K loop sliced by a grid index; partials combined")
     return absent("each tile's K loop runs in one block/program")
