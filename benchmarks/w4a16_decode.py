@@ -39,16 +39,6 @@ from rows_one_barrier import _bench  # noqa: E402
 
 BANDWIDTH = 4.3e12  # bytes/s: the H200's measured copy bandwidth
 TASK = ROOT / "tasks" / "w4a16_gemm"
-DECODE_MAX_M = 16  # the decode kernel's batch limit (two 8-row MMA tiles)
-_expert = None
-
-
-def decode_mma(x, qweight, scales, zeros, tiles: int, warps: int, depth: int) -> torch.Tensor:
-    """The expert's tensor-core decode kernel (tasks/w4a16_gemm/expert/w4a16_decode_mma.cu) at one
-    (tiles, warps, depth) setting."""
-    return _expert.decode_mma(x, qweight, scales, zeros, tiles, warps, depth)
-
-
 # (tiles, depth) instantiated per batch-tile count (w4a16_decode_mma.cu), times the warps per CTA.
 SETTINGS = {1: [(1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (2, 4), (4, 1), (4, 2)],
             2: [(1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (4, 1)]}
@@ -93,7 +83,7 @@ def _check(mod, ref, tol, emit) -> int:
     failures = 0
     for m, n, k in CHECKS:
         trials = [("run", None, lambda *a: mod.run(*a)), ("triton", None, lambda *a: mod.triton_run(*a))]
-        trials += [("decode", s, lambda *a, s=s: decode_mma(*a, *s)) for s in _settings(m)]
+        trials += [("decode", s, lambda *a, s=s: mod.decode_mma(*a, *s)) for s in _settings(m)]
         for seed in (0, 1):
             inputs = _inputs(ref, m, n, k, seed)
             exact = _exact(ref, *inputs)
@@ -113,7 +103,7 @@ def _check(mod, ref, tol, emit) -> int:
 def _sweep(mod, ref, task, tol, emit, reps: int) -> None:
     for wl in task.workloads:
         p = wl.params
-        if wl.smoke or int(p["M"]) > DECODE_MAX_M:
+        if wl.smoke or int(p["M"]) > mod.DECODE_MAX_M:
             continue
         inputs = ref.make_inputs(wl, wl.seeds[0], "cuda")
         exact = _exact(ref, *inputs)
@@ -128,7 +118,7 @@ def _sweep(mod, ref, task, tol, emit, reps: int) -> None:
         timed("expert", lambda: mod.run(*inputs), {})
         timed("triton", lambda: mod.triton_run(*inputs), {})
         for s in _settings(int(p["M"])):
-            timed("decode", lambda s=s: decode_mma(*inputs, *s), {"setting": s})
+            timed("decode", lambda s=s: mod.decode_mma(*inputs, *s), {"setting": s})
 
 
 def _summary(records: list[dict]) -> None:
@@ -141,8 +131,6 @@ def main(argv=None) -> int:
     tol = task.tolerance["float16"]
     ref = load_module(TASK / "reference.py", "w4a16_reference")
     mod = load_module(TASK / "expert", "w4a16_expert")
-    global _expert
-    _expert = mod
     return run_checked_sweep(__doc__.split("\n\n")[0], lambda emit: _check(mod, ref, tol, emit),
                              lambda emit, reps: _sweep(mod, ref, task, tol, emit, reps), _summary, argv)
 

@@ -31,11 +31,12 @@ from d2k_spec.task import load_task  # noqa: E402
 
 TASK = ROOT / "tasks" / "w4a16_gemm"
 SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "Occupancy", "LaunchStats", "WarpStateStats"]
-DECODE_MAX_M = 16
 
 
 def _workloads():
-    return [w for w in load_task(TASK).workloads if int(w.params["M"]) <= DECODE_MAX_M]
+    """The timed workloads the expert sends to its decode kernel."""
+    limit = load_module(TASK / "expert", "w4a16_expert").DECODE_MAX_M
+    return [w for w in load_task(TASK).workloads if int(w.params["M"]) <= limit]
 
 
 def _target(name: str) -> None:

@@ -84,9 +84,9 @@ def _k_slice_atoms(f, lid: int) -> set[str]:
     return bounds | {g for g, n in sliced.items() if n + hidden.get(g, 0) >= 2 and g not in rows}
 
 
-def _divisions(e) -> list[tuple]:
-    """(dividend, divisor) of every division in ``e``, but by the constant 1."""
-    return [(n.args[0], n.args[1]) for n in walk(e) if isinstance(n, Op) and n.op in ("/", "//") and len(n.args) == 2
+def _divisors(e) -> list:
+    """The divisor of every division in ``e``, but the constant 1."""
+    return [n.args[1] for n in walk(e) if isinstance(n, Op) and n.op in ("/", "//") and len(n.args) == 2
             and n.args[1] != Num(1)]
 
 
@@ -102,7 +102,7 @@ def _split_stride(g_coeff: P.Poly, lp) -> bool:
         return False
     extent, split = stride.args
     bound_atoms = atoms(lp.bound)
-    return bool(atoms(extent)) and atoms(extent) <= bound_atoms and any(d == split for _, d in _divisions(lp.bound))
+    return bool(atoms(extent)) and atoms(extent) <= bound_atoms and split in _divisors(lp.bound)
 
 
 def _closed_form(f, poly: P.Poly, lid: int) -> P.Poly:
