@@ -2,18 +2,21 @@
 
 ## What it means
 Residual + norm, GEMM + bias (+ activation), silu · mul, QKᵀ + softmax + PV, loss + gradient,
-scale + mask + softmax, bias + activation, int4 dequantisation + GEMM, logit softcapping + loss.
+scale + mask + softmax, norm + softmax, bias + activation, int4 dequantisation + GEMM, logit softcapping + loss.
 One operation does not count even if called "fused": softmax, LayerNorm with its affine step,
 RMSNorm · weight, GEMM with an alpha/beta epilogue.
 
 ## How it is detected
 Operations are recognised by their formulas on the kernel's dataflow (:mod:`d2k_analyze.facts.ops`):
 a multiply-accumulate / MMA loop (GEMM), ``exp(x - max)`` (softmax), ``x · rsqrt(s + eps)``
-(normalisation), sigmoid/tanh/erf/ReLU forms (activation), ``act(a) · b`` of two different
+(normalisation; also through a function the analyzer cannot see, when it is applied to a
+reduction of the data plus an epsilon), sigmoid/tanh/erf/ReLU forms (activation), ``act(a) · b`` of two different
 inputs (gated), an addition of two different input tensors (residual / bias add), a -inf mask,
 a log-sum-exp with a gathered target (loss), random numbers (dropout), bit fields of loaded
-integers or ``lop3``/``prmt`` unpacking (dequantisation of packed low-bit weights). A kernel
-with two or more of them in one of the fused combinations is fused.
+integers or ``lop3``/``prmt`` unpacking (dequantisation of packed low-bit weights), and a stored
+``exp(x - lse)`` with a one-hot test of the column against a loaded target (``==`` or ``!=``), seen
+through values merged by run-time flags (the cross-entropy gradient). A kernel with two or more of
+them in one of the fused combinations is fused.
 
 ## Not to be confused with
 Extra ``torch`` ops in the Python wrapper; a norm's own affine weight and bias.
@@ -27,7 +30,7 @@ COMBINATIONS = (
     ("gemm", "softmax"), ("gemm", "activation"), ("gemm", "bias"), ("gemm", "norm"), ("gated",), ("add", "norm"),
     ("add", "activation"), ("mask", "softmax"), ("add", "softmax"), ("softmax", "dropout"),
     ("activation", "dropout"), ("add", "dropout"), ("norm", "activation"), ("loss", "gradient"),
-    ("gemm", "dequant"), ("loss", "activation"),
+    ("gemm", "dequant"), ("loss", "activation"), ("norm", "softmax"),
 )
 
 

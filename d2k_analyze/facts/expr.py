@@ -207,6 +207,9 @@ _REPR_FIELDS: dict[type, tuple[str, ...]] = {
 
 ZERO = Num(0)
 ONE = Num(1)
+# The callee of a call whose function the analyzer cannot see (a module-level value made at run time,
+# ``rsqrt = find_op("rsqrt")``): the call keeps its arguments, never the name it is reached by.
+UNKNOWN_CALLEE = "<unknown>"
 
 
 _CHILDREN: dict[type, Callable[[E], tuple[E, ...]]] = {}

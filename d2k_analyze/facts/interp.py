@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from . import builtins
-from .expr import (ONE, ZERO, Attr, Call, Cast, E, Index, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef,
-                   atoms, num, order_key, short, size, walk)
+from .expr import (ONE, UNKNOWN_CALLEE, ZERO, Attr, Call, Cast, E, Index, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef,
+                   atoms, flatten, num, order_key, short, size, walk)
 from .ir import Asm, Assign, Decl, ExprStmt, Func, If, Loc, Loop, Return, Stmt
 from .kernel import Access, AsmFact, Assignment, KernelFacts, LoopFact, Obj
 from .types import base_type, size_of
@@ -49,6 +49,8 @@ class Program(Protocol):
     def is_struct(self, name: str) -> bool: ...
 
     def type_alias(self, name: str) -> str | None: ...
+
+    def member_type(self, struct: str, args: tuple[str, ...], member: str) -> str | None: ...
 
 
 class Cell:
@@ -332,13 +334,25 @@ class Interp:
             vb = cell.value
             if va == vb:
                 continue
-            if self.lang == "triton" and _is_undef(before):
+            if self.lang == "triton" and _is_undef(before) and (va == before or vb == before):
                 merged = va if vb == before else vb  # Python: defined in one branch only
             elif _function_ref(va) and _function_ref(vb):
                 merged = Op("?:", (c, va, vb))  # a kernel pointer chosen by a branch stays a choice of kernels
+            elif self._same_element(va, vb):
+                merged = va  # one element read either way (``tl.load(p)`` / ``tl.load(p, mask=...)``)
             else:
-                merged = Sym(f"phi#{cid}@{s.loc.line}", _deps(atoms(va) | atoms(vb)))
+                merged = _merge(va, vb, f"phi#{cid}@{s.loc.line}")
             self.set_value(cell, merged)
+
+    def _same_element(self, va: E, vb: E) -> bool:
+        """Two loads (under the same conversions) of the same memory at the same offset: the
+        arms of a branch that differ only in a mask, a cache hint or a bounds guard."""
+        while isinstance(va, Cast) and isinstance(vb, Cast) and va.type == vb.type:
+            va, vb = va.arg, vb.arg
+        if not (isinstance(va, Load) and isinstance(vb, Load) and va.obj == vb.obj):
+            return False
+        acc = self.f.accesses
+        return va.access < len(acc) and vb.access < len(acc) and acc[va.access].off == acc[vb.access].off
 
     def loop(self, s: Loop) -> None:
         lid = len(self.f.loops)
@@ -804,8 +818,9 @@ class Interp:
             target = self.name(e.fn, loc)
             if isinstance(target, (Lambda, TypeRef)) or (isinstance(target, Sym) and target.key.startswith("lib:")):
                 return self.call_value(target, list(e.args), loc, e)
-            vals = [self.ev(a, loc) for a in e.args]
-            return Sym(f"opaque#{loc.line}", frozenset().union(*(atoms(v) for v in vals)) if vals else frozenset())
+            # the formula around it still stands (``x * f(sum(x * x) / n + eps)`` is a normalisation
+            # whatever ``f`` is): an anonymous call keeps the arguments and drops the name
+            return Call(UNKNOWN_CALLEE, tuple(self.ev(a, loc) for a in e.args))
         return builtins.library_call(self, e, loc)
 
     def call_value(self, target: E, args: list[E], loc: Loc, e: Call) -> E:
@@ -896,7 +911,44 @@ class Interp:
                 return t.replace(b, v.name)
             break
         alias = self.p.type_alias(b)
+        if alias is None and "::" in t and (m := _MEMBER_TYPE.search(t)) is not None:
+            # base_type would take the ``*`` of ``Traits<sizeof(T) * N>`` for a pointer: match the spelling
+            member = self.member_alias(m.group(1), m.group(2), m.group(3))
+            return t[:m.start()] + member + t[m.end():] if member else t
         return t.replace(b, alias) if alias else t
+
+    def member_alias(self, struct: str, args_text: str, member: str) -> str | None:
+        """``Traits<sizeof(T) * N>::Type``: the member alias of the specialisation those
+        arguments select, the arguments evaluated under the current bindings (16 for ``float``
+        and ``N = 4``), else of the primary template."""
+        args = []
+        for a in _template_arguments(args_text):
+            if isinstance(a, TypeRef):
+                v = self.arg_value(a.name)
+                args.append(str(v) if v is not None else base_type(self.resolve_type(a.name)))
+            else:
+                args.append(str(num(a)))
+        return self.p.member_type(struct, tuple(args), member)
+
+    def arg_value(self, text: str) -> int | None:
+        """An integer template argument written as an expression: numbers, bound names,
+        ``sizeof(type)``, ``+ - * / %`` and parentheses (None for anything else)."""
+        expr = re.sub(r"sizeof\s*\(([^()]*)\)", lambda m: str(size_of(self.resolve_type(m.group(1).strip())) or "?"), text)
+        tokens = re.findall(r"\d+|[A-Za-z_]\w*|\S", expr)
+        values: list[int | str] = []
+        for tok in tokens:
+            if tok.isdigit():
+                values.append(int(tok))
+            elif tok.isidentifier():
+                v = self.name(tok, self.f.loc)
+                if not (isinstance(v, Num) and isinstance(v.v, int)):
+                    return None
+                values.append(v.v)
+            elif tok in "+-*/%()":
+                values.append(tok)
+            else:
+                return None
+        return _integer_expression(values)
 
     def note_type(self, t: str) -> None:
         """Record the library type names a declaration uses (``wmma::fragment``, ``cub::BlockReduce``)."""
@@ -978,6 +1030,23 @@ def _deps(keys: frozenset[str]) -> frozenset[str]:
     return frozenset(k for k in keys if not k.startswith(("big#", "phi#")))
 
 
+def _merge(va: E, vb: E, key: str) -> E:
+    """The value of a local after a branch that set it to ``va`` on one side and ``vb`` on the
+    other: an opaque symbol for the part they disagree on. What they share stays visible, so a
+    pointer keeps its memory either way (``p = x + off_a`` / ``p = x + off_b`` is ``x`` plus a
+    merged offset, a row start chosen by a variable-length flag)."""
+    if isinstance(va, Ptr) and isinstance(vb, Ptr) and (va.obj, va.elem, va.shape) == (vb.obj, vb.elem, vb.shape):
+        return Ptr(va.obj, va.elem, _merge(va.off, vb.off, key), va.shape)
+    ta, tb = flatten("+", va), flatten("+", vb)
+    common = [t for t in ta if t in tb]
+    if common and len(common) < min(len(ta), len(tb)):
+        rest_a = [t for t in ta if t not in common]
+        rest_b = [t for t in tb if t not in common]
+        differ = frozenset().union(*(atoms(t) for t in rest_a + rest_b))
+        return Op("+", (*common, Sym(key, _deps(differ))))
+    return Sym(key, _deps(atoms(va) | atoms(vb)))
+
+
 def _is_undef(v: E) -> bool:
     return isinstance(v, Sym) and v.key.startswith("undef#")
 
@@ -1022,6 +1091,57 @@ def _template_arguments(text: str) -> list[E]:
         depth -= ch in ">)"
         cur += ch
     return out
+
+
+def _integer_expression(tokens: list[int | str]) -> int | None:
+    """The value of ``tokens`` (integers and ``+ - * / % ( )``, C precedence, integer division),
+    or None when they do not form such an expression. Evaluated here, never by Python's eval:
+    the text comes from the code under analysis."""
+    pos = 0
+
+    def peek():
+        return tokens[pos] if pos < len(tokens) else None
+
+    def take():
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1]
+
+    def atom() -> int:
+        t = take() if pos < len(tokens) else None
+        if isinstance(t, int):
+            return t
+        if t == "-":
+            return -atom()
+        if t == "(":
+            v = total()
+            if take() != ")":
+                raise ValueError
+            return v
+        raise ValueError
+
+    def product() -> int:
+        v = atom()
+        while peek() in ("*", "/", "%"):
+            op, rhs = take(), atom()
+            v = v * rhs if op == "*" else int(v / rhs) if op == "/" else v - int(v / rhs) * rhs
+        return v
+
+    def total() -> int:
+        v = product()
+        while peek() in ("+", "-"):
+            v = v + product() if take() == "+" else v - product()
+        return v
+
+    try:
+        value = total()
+    except (ValueError, ZeroDivisionError, IndexError):
+        return None
+    return value if pos == len(tokens) else None
+
+
+# ``Traits<...>::Member``, after ``typename`` and qualifiers are gone: struct, arguments, member
+_MEMBER_TYPE = re.compile(r"(?:\btypename\s+)?([A-Za-z_][\w:]*?)\s*<(.*)>\s*::\s*([A-Za-z_]\w*)")
 
 
 @lru_cache(maxsize=8192)

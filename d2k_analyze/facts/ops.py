@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .expr import Call, Cast, E, Load, Num, Op, Sym, TypeRef, atoms, children, flatten, has_within, num, short, subtree_has, walk
+from .expr import UNKNOWN_CALLEE, Call, Cast, E, Load, Num, Op, Sym, TypeRef, atoms, children, flatten, has_within, num, short, subtree_has, walk
 from .kernel import Assignment, KernelFacts
 
 EXP = {"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2"}
@@ -178,13 +178,32 @@ def _softmax(f: KernelFacts) -> list:
 
 
 def normalization(f: KernelFacts) -> list:
-    """x · rsqrt(s + eps) or (x - mean) / sqrt(s + eps): a row statistic rescaling the data."""
-    return containing(f, _is_normalizer, RSQRT | {"/", "fdiv"})
+    """x · rsqrt(s + eps) or (x - mean) / sqrt(s + eps): a row statistic rescaling the data. A
+    function the analyzer cannot see (``rsqrt = find_op(...)`` made at run time) counts when
+    what it is applied to is the formula's: a reduction of the data plus an epsilon."""
+    return containing(f, _is_normalizer, RSQRT | {"/", "fdiv", UNKNOWN_CALLEE})
 
 
 def _is_normalizer(n: E) -> bool:
-    inverse = _fn(n, RSQRT) or (isinstance(n, Op) and n.op in ("/", "fdiv") and _fn(n.args[1], SQRT))
+    if type(n) is Call and n.fn == UNKNOWN_CALLEE:
+        return len(n.args) == 1 and _statistic_plus_epsilon(n.args[0])
+    inverse = _fn(n, RSQRT) or (isinstance(n, Op) and n.op in ("/", "fdiv") and
+                                (_fn(n.args[1], SQRT) or (type(n.args[1]) is Call and n.args[1].fn == UNKNOWN_CALLEE)))
+    if isinstance(n, Op) and type(n.args[1]) is Call and n.args[1].fn == UNKNOWN_CALLEE:
+        return len(n.args[1].args) == 1 and _statistic_plus_epsilon(n.args[1].args[0])
     return inverse and any(isinstance(m, Op) and m.op == "+" and any(_epsilon(t) for t in m.args) for m in walk(n))
+
+
+def _statistic_plus_epsilon(e: E) -> bool:
+    """``s + eps`` with ``s`` a reduction over the data (a ``tl.sum``, a shuffle, or a
+    loop-carried accumulator) and ``eps`` a small constant or a parameter."""
+    terms = flatten("+", e)
+    return any(_epsilon(t) for t in terms) and any(_reduces_data(t) for t in terms if not _epsilon(t))
+
+
+def _reduces_data(e: E) -> bool:
+    return any((isinstance(n, Call) and (short(n.fn).startswith("__shfl") or short(n.fn) in ("sum", "reduce")))
+               or (isinstance(n, Sym) and n.key.startswith(("carried#", "phi#"))) for n in walk(e))
 
 
 def _epsilon(t: E) -> bool:
@@ -420,8 +439,9 @@ def gradient(f: KernelFacts) -> list:
     for a in f.accesses:
         if a.kind != "store" or a.value is None:
             continue
-        # a value merged at a join (``g = g * dtanh`` under a constexpr flag) stands for its arms
-        for v in expand(f, a.value, depth=1) if isinstance(a.value, Sym) else [a.value]:
+        # a value merged at a join (``g = g * dtanh`` under a run-time flag, twice over for two
+        # flags) stands for its arms, also where it is only a factor of what is stored
+        for v in expand(f, a.value, depth=2):
             if _exps(v) and _one_hot_test(v):
                 hits.append(a)
                 break
@@ -429,9 +449,10 @@ def gradient(f: KernelFacts) -> list:
 
 
 def _one_hot_test(e: E) -> bool:
-    """``col == target``: a moving position compared with an index read from memory."""
+    """``col == target`` (or ``col != target``, its other arm): a moving position compared with
+    an index read from memory."""
     for n in walk(e):
-        if isinstance(n, Op) and n.op == "==" and len(n.args) == 2:
+        if isinstance(n, Op) and n.op in ("==", "!=") and len(n.args) == 2:
             sides = [any(isinstance(m, Load) for m in walk(x)) for x in n.args]
             moving = [any(k.startswith(("arange", "tid.", "iter#", "lane")) for k in atoms(x)) for x in n.args]
             if (sides[0] and moving[1]) or (sides[1] and moving[0]):

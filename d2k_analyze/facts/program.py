@@ -33,6 +33,7 @@ class CudaProgram:
         self.sources = sources
         self.aliases: dict[str, str] = {}
         self.types: dict[str, str] = {}
+        self.member_types: dict[str, str] = {}
         self.structs: set[str] = set()
         self.fields: dict[str, list[str]] = {}
         self.by_name: dict[str, list[CudaFunction]] = {}
@@ -42,6 +43,7 @@ class CudaProgram:
         for src in sources:
             self.aliases.update(src.namespace_aliases)
             self.types.update(src.type_aliases)
+            self.member_types.update(src.member_types)
             self.structs |= set(src.struct_templates)
             for sname, members in src.struct_fields.items():
                 self.fields.setdefault(sname, members)
@@ -161,6 +163,12 @@ class CudaProgram:
     def type_alias(self, name: str) -> str | None:
         return self.types.get(name)
 
+    def member_type(self, struct: str, args: tuple[str, ...], member: str) -> str | None:
+        """``Traits<args>::member``: the explicit specialisation for exactly these (resolved)
+        arguments if the sources have one, else the primary template's member alias."""
+        hit = self.member_types.get(f"{struct}<{','.join(args)}>::{member}")
+        return hit if hit is not None else self.member_types.get(f"{struct}::{member}")
+
     def kernels(self) -> list[CudaFunction]:
         return [f for fns in self.by_name.values() for f in fns if f.is_kernel]
 
@@ -273,6 +281,9 @@ class PyProgram:
         return []
 
     def type_alias(self, name: str) -> str | None:
+        return None
+
+    def member_type(self, struct: str, args: tuple[str, ...], member: str) -> str | None:
         return None
 
 

@@ -88,6 +88,9 @@ class CudaSource:
     struct_templates: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # struct -> template params
     struct_fields: dict[str, list[str]] = field(default_factory=dict)  # struct -> data members, in declaration order
     type_aliases: dict[str, str] = field(default_factory=dict)  # using X = T; typedef T X;
+    # ``Traits<16>::Type`` / ``Traits::Type`` (a specialisation's or the primary template's member
+    # alias, its arguments written without spaces) -> the aliased type
+    member_types: dict[str, str] = field(default_factory=dict)
     namespace_aliases: dict[str, str] = field(default_factory=dict)  # namespace cg = cooperative_groups;
     attributes: list[tuple[int, str]] = field(default_factory=list)  # (row, text) blanked attributes
     pragmas: list[tuple[int, int, str]] = field(default_factory=list)  # (row, byte offset, text)
@@ -288,6 +291,13 @@ def _collect_struct(node: Node, src: CudaSource, template: Node | None, extern_c
     if name is None or body is None:
         return
     sname = text(name).split("<")[0]
+    spelled = "".join(text(name).split())  # ``Traits<16>`` for an explicit specialisation
+    for member in body.named_children:
+        if member.type in ("alias_declaration", "type_definition"):
+            alias = member.child_by_field_name("name") or next(iter(member.children_by_field_name("declarator")), None)
+            typ = member.child_by_field_name("type")
+            if alias is not None and typ is not None and alias.type == "type_identifier":
+                src.member_types[f"{spelled}::{text(alias)}"] = " ".join(text(typ).split())
     src.struct_templates[sname] = _template_params(template)
     src.struct_fields[sname] = _data_members(body)
     _collect(body, src, None, extern_c, sname)

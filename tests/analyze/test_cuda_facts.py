@@ -87,3 +87,26 @@ __global__ void lane_ids(int* out) {
     store = next(a for a in f.accesses if a.kind == "store")
     assert repr(store.value) == "Sym(key='lane', deps=frozenset())"
     assert not any(isinstance(n, Op) and n.op in ("<", ">") for a in f.assigns for n in walk(a.new))
+
+
+TRAITS = """
+template <int N> struct Lane { using word = char; };
+template <> struct Lane<4> { using word = unsigned; };
+template <> struct Lane<16> { using word = int4; };
+
+template <typename T, int K>
+__global__ void move(const T* in, T* out) {
+  using W = typename Lane<(sizeof(T) * K) % 32>::word;
+  reinterpret_cast<W*>(out)[threadIdx.x] = reinterpret_cast<const W*>(in)[threadIdx.x];
+}
+void go(const float* a, float* b) { move<float, KPER><<<1, 32>>>(a, b); }
+"""
+
+
+def test_a_member_type_of_a_traits_struct_follows_the_specialisation_its_evaluated_argument_selects(tmp_path):
+    # (4 * 4) % 32 = 16 picks Lane<16>; (4 * 1) % 32 = 4 picks Lane<4>; (4 * 2) % 32 = 8 has no
+    # specialisation, so the primary template's member applies
+    for k, elem in ((4, "int4"), (1, "unsigned"), (2, "char")):
+        f = facts_of(tmp_path, TRAITS.replace("KPER", str(k)))
+        store = next(a for a in f.accesses if a.kind == "store")
+        assert store.elem == elem, (k, store.elem)
