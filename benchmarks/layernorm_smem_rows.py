@@ -7,8 +7,9 @@ expert got past that on its long rows by staging them in shared memory. The cand
 (benchmarks/layernorm_smem_rows.cu) takes `rows` rows per CTA into shared memory with one bulk copy
 each, folds them into (count, mean, M2) triples by Chan's merge, and normalises from shared
 memory, loading each weight and bias vector once per CTA for all of its rows. It is not in the
-expert: it has not run on a GPU yet, and it goes there only if this sweep shows it correct and
-faster.
+expert: on an H100 (2026-12-05, examples/h100/dec05/layernorm_smem_rows.jsonl) it was correct
+everywhere but won on three workloads and lost on the fourth; it goes there only if this sweep
+shows it faster on every workload of the H200.
 
 Per workload of the layernorm task this script times a device copy of the same bytes,
 F.layer_norm, the expert's ``run`` (what d2k-profile times) and the candidate at every (threads,
