@@ -9,7 +9,8 @@ before the new terms are added; merging partial (max, sum) pairs with the same r
 ## How it is detected
 On resolved values: an update whose new value multiplies the *old value of the same local*
 (the loop-carried value, or the merged partner's) by an ``exp``/``exp2`` of ``a - max(a, ...)``
-(or ``max(a, ...) - a`` negated), however the locals are named; or a pair merge
+(or ``max(a, ...) - a`` negated), or of ``m - v`` in a branch taken when ``v > m`` (the running
+max kept by a comparison), however the locals are named; or a pair merge
 ``s_a * exp(m_a - m) + s_b * exp(m_b - m)`` with ``m = max(m_a, m_b)``.
 
 ## Not to be confused with
@@ -80,7 +81,24 @@ def _rescaled_old(assign, f=None) -> bool:
     for n in walk(assign.new):
         if isinstance(n, Op) and n.op == "*" and old in flatten("*", n):
             others = Op("*", tuple(x for x in flatten("*", n) if x != old))
-            if rescale_exps(others, f):
+            if rescale_exps(others, f) or _rescaled_under_new_max(others, assign.guards):
+                return True
+    return False
+
+
+def _rescaled_under_new_max(e, guards) -> bool:
+    """``if (v > m) s = s * exp(m - v) + ...``: the running max kept by a comparison instead of
+    ``max()``, the sum rescaled by ``exp(m - v)`` in the branch where ``v`` is the larger."""
+    larger = set()
+    for g in guards:
+        if isinstance(g, Op) and len(g.args) == 2 and g.op in (">", ">=", "<", "<="):
+            big, small = g.args if g.op in (">", ">=") else g.args[::-1]
+            larger.add((small, big))
+    if not larger:
+        return False
+    for x in exps_in(e):
+        for n in walk(x):
+            if isinstance(n, Op) and n.op == "-" and len(n.args) == 2 and (n.args[0], n.args[1]) in larger:
                 return True
     return False
 

@@ -420,6 +420,15 @@ class Interp:
                             names += [a.args[0].id for a in n.args if isinstance(a, Op) and a.op == "addr" and a.args and isinstance(a.args[0], Name)]
                         elif n.args and isinstance(n.args[0], Name) and builtins.writes_first_argument(n.fn):
                             names.append(n.args[0].id)  # a tile-library op writes its destination
+                    elif self.lang == "cuda" and isinstance(n, Call) and n.fn.startswith(".") and n.args and isinstance(n.args[0], Name):
+                        # ``state.update(v)``: a method of a user struct may write its members
+                        cell = self.lookup(n.args[0].id)
+                        owner = base_type(self.resolve_type(cell.type)).split("<")[0] if cell is not None and cell.type else ""
+                        if owner and self.p.method(owner, n.fn[1:]) is not None:
+                            names.append(n.args[0].id)
+                            for name in self.members(cell):  # its members exist before the loop binds them
+                                if name not in cell.fields:
+                                    cell.fields[name] = self.new_cell(self.member_of(cell, name))
         out, seen = [], set()
         for n in names:
             c = self.lookup(n)
