@@ -1,7 +1,8 @@
 """welford: a Welford mean/M2 update or a Chan merge of (count, mean, M2).
 
 ## What it means
-``d = x - mean; mean += d / n; m2 += d * (x - mean)``, or merging partials:
+``d = x - mean; mean += d / n; m2 += d * (x - mean)`` (also a chunk at a time:
+``mean += (sum(x) - n_chunk · mean) / n``), or merging partials:
 ``mean = mean_a + d * n_b / n; m2 = m2_a + m2_b + d² · n_a · n_b / n``.
 
 ## How it is detected
@@ -83,7 +84,7 @@ def _update_shaped(value) -> bool:
     terms = _terms(value)
     if len(terms) < 2:
         return isinstance(value, Op) and value.op in ("/", "fdiv") and len(value.args) == 2
-    return any(isinstance(t, Op) and t.op in ("*", "/", "fdiv") and _has_difference(t) for t in terms)
+    return any(isinstance(t, Op) and t.op in ("*", "/", "fdiv") and _has_difference(t) for t in map(_summed, terms))
 
 
 _has_difference = subtree_has(lambda n: type(n) is Op and n.op == "-" and len(n.args) == 2)
@@ -141,17 +142,27 @@ def _data(e) -> bool:
 
 
 def _scaled_difference_with(t, base) -> bool:
-    """``(X - base) · k`` or ``(X - base) / k``."""
+    """``(X - base) · k`` or ``(X - base) / k``; or, a chunk at a time, ``(S - n_b · base) / n``
+    (the chunk's sum less its count times the running mean)."""
     if not (isinstance(t, Op) and t.op in ("*", "/", "fdiv")):
         return False
-    return any(d.args[1] == base for d in _diffs(t))
+    return any(d.args[1] == base or (isinstance(d.args[1], Op) and d.args[1].op == "*" and base in flatten("*", d.args[1]))
+               for d in _diffs(t))
+
+
+def _summed(t):
+    """The addend of a block reduction (``tl.sum(where(ok, d1 * d2, 0))`` adds ``d1 * d2`` per
+    element): a chunked update sums its per-element terms before adding them."""
+    if isinstance(t, Call) and t.fn in ("tl.sum", "sum") and t.args:
+        return _unmasked(t.args[0])
+    return t
 
 
 def _m2_update(value, means: set) -> bool:
     terms = _terms(value)
     if len(terms) < 2:
         return False
-    for t in terms:
+    for t in map(_summed, terms):
         if not (isinstance(t, Op) and t.op in ("*", "/", "fdiv")):
             continue
         diffs = [d for d in _diffs(t) if any(m == d.args[1] or m == d.args[0] for m in means)]
