@@ -9,7 +9,8 @@ Explicit shared-memory padding (a row pitch of 2^k + a few elements: ``[32][33]`
 On live shared-memory accesses: a constant coefficient in the offset that is a padded power of
 two, a coefficient ``T + c`` of a compile-time size and a small constant (a template pitch
 ``TILE + 1``), or an XOR / rotation (``(a + b) % n``, terms that are multiples of ``n`` left out)
-of a thread- or loop-dependent index. Layout types
+of a thread- or loop-dependent index, also when the swizzled offsets were precomputed into a
+register table that the access reads. Layout types
 and TMA swizzle modes by their library names (kernel and launching host code).
 
 ## Not to be confused with
@@ -21,7 +22,7 @@ import re
 
 from ..compiled.ttgir import Reading, TritonIR
 from ..facts import poly as P
-from ..facts.expr import Op, atoms, num, walk
+from ..facts.expr import Load, Op, atoms, num, walk
 from ._base import Rule, Signature, absent, present
 
 def _swizzled(encoding: str) -> bool:
@@ -112,6 +113,21 @@ def _linear_thread_id(e) -> bool:
     return len({P.show(P.coeff(poly, t)) for t in tids}) > 1
 
 
+def _index_tables(f) -> dict[int, list]:
+    """Values stored into each local (register) array: offsets precomputed once per thread into a
+    table (``rd[i] = swizzle(row, i)``) and read back as ``smem[rd[i]]``."""
+    out: dict[int, list] = {}
+    for a in f.accesses:
+        if a.kind == "store" and a.space == "local" and a.value is not None:
+            out.setdefault(a.obj, []).append(a.value)
+    return out
+
+
+def _table_values(off, tables) -> list:
+    """The values a shared-memory offset reads from index tables (empty when it reads none)."""
+    return [v for n in walk(off) if isinstance(n, Load) and n.space == "local" for v in tables.get(n.obj, ())]
+
+
 @RULE.cuda
 def cuda(f):
     shared = [a for a in f.accesses if a.space == "shared"]
@@ -120,7 +136,8 @@ def cuda(f):
                                                          or _symbolic_pad(a.poly))]
     if pads:
         return present(pads, "padded shared-memory row pitch")
-    swz = [a for a in shared if _xor_or_skew(a.off)]
+    tables = _index_tables(f)
+    swz = [a for a in shared if _xor_or_skew(a.off) or any(_xor_or_skew(v) for v in _table_values(a.off, tables))]
     if swz:
         return present(swz, "XOR / rotation swizzle of shared-memory indices")
     names = sorted(n for n in f.lib_names | f.host_names if any(s in n for s in SWIZZLE_NAMES))
