@@ -944,19 +944,25 @@ class Interp:
         ``sizeof(type)``, ``+ - * / %`` and parentheses (None for anything else)."""
         expr = re.sub(r"sizeof\s*\(([^()]*)\)", lambda m: str(size_of(self.resolve_type(m.group(1).strip())) or "?"), text)
         tokens = re.findall(r"\d+|[A-Za-z_]\w*|\S", expr)
+        if len(tokens) > 64:
+            return None  # no template argument worth reading is this long
         values: list[int | str] = []
-        for tok in tokens:
-            if tok.isdigit():
-                values.append(int(tok))
-            elif tok.isidentifier():
-                v = self.name(tok, self.f.loc)
-                if not (isinstance(v, Num) and isinstance(v.v, int)):
+        known = set(self.lib_names)  # an unresolved name asked about here is not a library name the code uses
+        try:
+            for tok in tokens:
+                if tok.isdigit():
+                    values.append(int(tok))
+                elif tok.isidentifier():
+                    v = self.name(tok, self.f.loc)
+                    if not (isinstance(v, Num) and isinstance(v.v, int)):
+                        return None
+                    values.append(v.v)
+                elif tok in "+-*/%()":
+                    values.append(tok)
+                else:
                     return None
-                values.append(v.v)
-            elif tok in "+-*/%()":
-                values.append(tok)
-            else:
-                return None
+        finally:
+            self.lib_names &= known
         return _integer_expression(values)
 
     def note_type(self, t: str) -> None:
@@ -1133,7 +1139,12 @@ def _integer_expression(tokens: list[int | str]) -> int | None:
         v = atom()
         while peek() in ("*", "/", "%"):
             op, rhs = take(), atom()
-            v = v * rhs if op == "*" else int(v / rhs) if op == "/" else v - int(v / rhs) * rhs
+            if op == "*":
+                v = v * rhs
+            else:  # C truncates toward zero; the remainder has the dividend's sign
+                q = abs(v) // abs(rhs)
+                q = q if (v >= 0) == (rhs > 0) else -q
+                v = q if op == "/" else v - q * rhs
         return v
 
     def total() -> int:

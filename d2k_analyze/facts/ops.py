@@ -185,13 +185,17 @@ def normalization(f: KernelFacts) -> list:
 
 
 def _is_normalizer(n: E) -> bool:
-    if type(n) is Call and n.fn == UNKNOWN_CALLEE:
-        return len(n.args) == 1 and _statistic_plus_epsilon(n.args[0])
-    inverse = _fn(n, RSQRT) or (isinstance(n, Op) and n.op in ("/", "fdiv") and
-                                (_fn(n.args[1], SQRT) or (type(n.args[1]) is Call and n.args[1].fn == UNKNOWN_CALLEE)))
-    if isinstance(n, Op) and type(n.args[1]) is Call and n.args[1].fn == UNKNOWN_CALLEE:
-        return len(n.args[1].args) == 1 and _statistic_plus_epsilon(n.args[1].args[0])
+    if _unknown_of_statistic(n):
+        return True  # f(s + eps), f unseen: multiplied by it, the data is normalised
+    if isinstance(n, Op) and n.op in ("/", "fdiv") and _unknown_of_statistic(n.args[1]):
+        return True  # x / f(s + eps)
+    inverse = _fn(n, RSQRT) or (isinstance(n, Op) and n.op in ("/", "fdiv") and _fn(n.args[1], SQRT))
     return inverse and any(isinstance(m, Op) and m.op == "+" and any(_epsilon(t) for t in m.args) for m in walk(n))
+
+
+def _unknown_of_statistic(e: E) -> bool:
+    """A function the analyzer cannot see applied to a reduction of the data plus an epsilon."""
+    return type(e) is Call and e.fn == UNKNOWN_CALLEE and len(e.args) == 1 and _statistic_plus_epsilon(e.args[0])
 
 
 def _statistic_plus_epsilon(e: E) -> bool:
@@ -202,8 +206,9 @@ def _statistic_plus_epsilon(e: E) -> bool:
 
 
 def _reduces_data(e: E) -> bool:
+    """A reduction: a sum or shuffle call, or a value accumulated round a loop."""
     return any((isinstance(n, Call) and (short(n.fn).startswith("__shfl") or short(n.fn) in ("sum", "reduce")))
-               or (isinstance(n, Sym) and n.key.startswith(("carried#", "phi#"))) for n in walk(e))
+               or (isinstance(n, Sym) and n.key.startswith("carried#")) for n in walk(e))
 
 
 def _epsilon(t: E) -> bool:
