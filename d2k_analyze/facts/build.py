@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..parsing.cuda import CudaFunction
 from ..parsing.python import PyFunction, PySource
-from .expr import E, Sym, TypeRef
+from .expr import E, Op, Sym, TypeRef
 from .interp import Interp
 from .ir import Func
 from .kernel import KernelFacts, LaunchFact
@@ -45,6 +45,7 @@ class HostIndex:
     def _interpret(self, program, func: Func) -> None:
         scratch = KernelFacts(func.name, program.language, func.loc.file, func.loc)
         interp = Interp(program, scratch)
+        interp.host = True
         params = [Sym(f"hparam#{i}") for i in range(len(func.params))]
         try:
             interp.run_kernel(func, params, {})
@@ -52,10 +53,22 @@ class HostIndex:
             return
         names = interp.lib_names | {c.fn for c in scratch.calls}
         self.launched_from |= interp.launching_functions
+        _mark_exclusive([fact for _, fact in interp.host_launches])
         for kernel, fact in interp.host_launches:
             fact.host = func.name
             self.launches.setdefault(kernel, []).append(fact)
             self.names.setdefault(kernel, set()).update(names)
+
+
+def _mark_exclusive(launches: list[LaunchFact]) -> None:
+    """Each launch's conditions that another launch of the same host code contradicts: ``c`` in
+    one launch's guards and ``not c`` in another's (the two sides of an ``if``, or a launch
+    before an early return and one after it)."""
+    negated = {g.args[0] for lf in launches for g in lf.guards if isinstance(g, Op) and g.op == "not" and len(g.args) == 1}
+    held = {g for lf in launches for g in lf.guards}
+    for lf in launches:
+        lf.exclusive = tuple(g for g in lf.guards
+                             if g in negated or (isinstance(g, Op) and g.op == "not" and len(g.args) == 1 and g.args[0] in held))
 
 
 def _launch_roots(hosts: list, launches, uses) -> list:

@@ -92,6 +92,8 @@ class Frame:
     scopes: list[dict[str, Cell]]
     tbind: dict[str, E] = field(default_factory=dict)
     returns: list[E] = field(default_factory=list)
+    return_guards: list[tuple[E, ...]] = field(default_factory=list)  # host code: the conditions each return was under
+    guard_base: int = 0  # len(Interp.guards) when the frame was entered
 
 
 class Interp:
@@ -114,6 +116,10 @@ class Interp:
         self.host_launches: list = []  # (kernel name, LaunchFact) met while interpreting host code
         self.launching_functions: set[int] = set()  # id of the lowered body of every function that launched
         self.lib_names: set[str] = set()  # library names resolved (host context: attributes, swizzle modes)
+        # interpreting host code (HostIndex): a choice between constants keeps its condition, so
+        # that a launch setting picked by the problem's size says so (``64 if M < 512 else 128``)
+        self.host = False
+        self.last_cond: E | None = None  # the condition of the last ``if`` whose both sides ran
 
     def set_value(self, cell: Cell, value: E) -> None:
         self.trail.append((cell, cell.value))
@@ -121,7 +127,7 @@ class Interp:
 
     # --- entry -----------------------------------------------------------------------------
     def run_kernel(self, fn: Func, param_values: list[E], tbind: dict[str, E]) -> None:
-        frame = Frame(fn, [dict(self.globals)], dict(tbind))
+        frame = Frame(fn, [dict(self.globals)], dict(tbind), guard_base=len(self.guards))
         for p, v in zip(fn.params, param_values):
             frame.scopes[0][p.name] = self.new_cell(v, p.type)
         self.frames.append(frame)
@@ -203,12 +209,19 @@ class Interp:
     # --- statements ------------------------------------------------------------------------
     def block(self, stmts: list[Stmt]) -> None:
         self.frame.scopes.append({})
+        depth = len(self.guards)
         try:
             for s in stmts:
                 if self.steps > MAX_STATEMENTS:
                     return
+                self.last_cond = None
                 self.stmt(s)
+                if self.host and isinstance(s, If) and not s.orelse and _returns(s.then) and self.last_cond is not None:
+                    # ``if (m == 1) { gemv<<<...>>>(); return; }``: what follows runs only when the
+                    # condition is false, which the launches after it must say
+                    self.guards.append(Op("not", (self.last_cond,)))
         finally:
+            del self.guards[depth:]
             self.frame.scopes.pop()
 
     def stmt(self, s: Stmt) -> None:
@@ -221,6 +234,7 @@ class Interp:
     def ret(self, s: Return) -> None:
         value = self.cap(self.ev(s.value, s.loc)) if s.value is not None else ZERO
         self.frame.returns.append(value)
+        self.frame.return_guards.append(tuple(self.guards[self.frame.guard_base:]))
         if s.value is not None and len(self.frames) > 1:  # a helper's result is a computed value too
             self.f.assigns.append(Assignment(s.loc, None, None, "return", value, None, value, tuple(self.loops), tuple(self.guards)))
 
@@ -269,9 +283,10 @@ class Interp:
     def assign(self, s: Assign) -> None:
         if isinstance(s.target, Tup):  # Python unpacking: a, b = x, y
             value = self.ev(s.value, s.loc)
-            items = value.items if isinstance(value, Tup) and len(value.items) == len(s.target.items) else None
+            n = len(s.target.items)
             for i, t in enumerate(s.target.items):
-                v = items[i] if items is not None else Sym(f"unpack#{self.cells + 1}", atoms(value))
+                v = _item(value, i, n)
+                v = v if v is not None else Sym(f"unpack#{self.cells + 1}", atoms(value))
                 self.assign(Assign(s.loc, t, "=", _Const(v)))
             return
         rhs = self.ev(s.value, s.loc)
@@ -327,6 +342,7 @@ class Interp:
         self.guards.append(Op("not", (c,)))
         self.block(s.orelse)
         self.guards.pop()
+        self.last_cond = c
         for cell, old in reversed(self.trail[mark:]):
             original[cell.id] = (cell, old)
         for cid, (cell, before) in original.items():
@@ -338,6 +354,8 @@ class Interp:
                 merged = va if vb == before else vb  # Python: defined in one branch only
             elif _function_ref(va) and _function_ref(vb):
                 merged = Op("?:", (c, va, vb))  # a kernel pointer chosen by a branch stays a choice of kernels
+            elif self.host and _static(va) and _static(vb):
+                merged = Op("?:", (c, va, vb))  # a launch setting chosen by a branch stays a choice of settings
             elif self._same_element(va, vb):
                 merged = va  # one element read either way (``tl.load(p)`` / ``tl.load(p, mask=...)``)
             else:
@@ -638,6 +656,14 @@ class Interp:
             return self.load(ptr, loc, "deref") if ptr is not None else Sym("deref")
         if e.op == "?:" and len(e.args) == 3:
             return self._ev_select(e, loc)
+        if self.host and self.lang != "cuda" and e.op == "or" and len(e.args) == 2:
+            # Python's ``x or y`` is a value, not a truth: ``config or settings(m)`` is the
+            # caller's config when one is given, else the computed one
+            x = self.ev(e.args[0], loc)
+            truth = builtins.truth(x)
+            if truth is not None:
+                return x if truth else self.ev(e.args[1], loc)
+            return self.cap(Op("?:", (x, x, self.ev(e.args[1], loc))))
         args = tuple([self.ev(a, loc) for a in e.args])  # a list first: no generator frame per operand
         return self.cap(builtins.binop(e.op, args))
 
@@ -850,7 +876,7 @@ class Interp:
         if len(self.frames) > MAX_DEPTH or fn.name in self.active or self.steps > MAX_STATEMENTS:
             vals = [self.ev(a, loc) for a in args]
             return Sym(f"call#{fn.name}", frozenset().union(*(atoms(v) for v in vals)) if vals else frozenset())
-        frame = Frame(fn, [{}], {})
+        frame = Frame(fn, [{}], {}, guard_base=len(self.guards))
         for (tname, default), targ in zip(fn.tparams, list(targs) + [None] * len(fn.tparams)):
             if targ is not None:
                 frame.tbind[tname] = self.ev(targ, loc) if not isinstance(targ, TypeRef) else self.resolve_typeref(targ)
@@ -882,6 +908,8 @@ class Interp:
         finally:
             self.active.pop()
             self.frames.pop()
+        if self.host:
+            return _guarded_returns(frame) or builtins.return_value(frame.returns, fn)
         return builtins.return_value(frame.returns, fn)
 
     def inline_lambda(self, lam: Lambda, args: list[E], loc: Loc, tbind: dict[str, E] | None = None) -> E:
@@ -1060,6 +1088,52 @@ def _merge(va: E, vb: E, key: str) -> E:
         differ = frozenset().union(*(atoms(t) for t in rest_a + rest_b))
         return Op("+", (*common, Sym(key, _deps(differ))))
     return Sym(key, _deps(atoms(va) | atoms(vb)))
+
+
+def _static(v: E) -> bool:
+    """A value fixed before the program runs: numbers, strings, tuples of them, and choices
+    between them (``64 if m < 512 else 128``)."""
+    if isinstance(v, (Num, Str)):
+        return True
+    if isinstance(v, Tup):
+        return all(_static(x) for x in v.items)
+    return isinstance(v, Op) and v.op == "?:" and len(v.args) == 3 and _static(v.args[1]) and _static(v.args[2])
+
+
+def _item(value: E, i: int, n: int) -> E | None:
+    """Element ``i`` of a value unpacked into ``n`` names: a tuple's item, or, for a choice between
+    tuples, the choice between their items (``bm, bn = SMALL if m < 512 else LARGE``)."""
+    if isinstance(value, Tup):
+        return value.items[i] if len(value.items) == n else None
+    if isinstance(value, Op) and value.op == "?:" and len(value.args) == 3:
+        a, b = _item(value.args[1], i, n), _item(value.args[2], i, n)
+        if a is None and b is None:
+            return None
+        a = a if a is not None else Op("[]", (value.args[1], Num(i)))  # element i of a value not known to be a tuple
+        b = b if b is not None else Op("[]", (value.args[2], Num(i)))
+        return a if a == b else Op("?:", (value.args[0], a, b))
+    return None
+
+
+def _returns(stmts: list[Stmt]) -> bool:
+    """A block that ends by returning (its last statement a ``return``)."""
+    return bool(stmts) and isinstance(stmts[-1], Return)
+
+
+def _guarded_returns(frame: Frame) -> E | None:
+    """A host helper's value as the choice its returns make: ``if m <= 64: return A`` followed by
+    ``return B`` is ``A if m <= 64 else B``. Only when every return but the last was under a
+    condition of its own and every returned value is fixed (launch settings); else None."""
+    rets, guards = frame.returns, frame.return_guards
+    if len(rets) < 2 or len(guards) != len(rets) or not all(_static(r) for r in rets):
+        return None
+    if any(not g for g in guards[:-1]):
+        return None
+    out = rets[-1]
+    for value, conds in zip(reversed(rets[:-1]), reversed(guards[:-1])):
+        cond = conds[0] if len(conds) == 1 else Op("and", tuple(conds))
+        out = value if value == out else Op("?:", (cond, value, out))
+    return out
 
 
 def _is_undef(v: E) -> bool:

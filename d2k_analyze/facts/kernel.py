@@ -143,6 +143,10 @@ class LaunchFact:
     targs: tuple[E, ...] = ()  # template arguments at a C++ launch
     bound: tuple[E | None, ...] = ()  # the value each kernel parameter gets (positional and keyword arguments matched)
     host: str = ""  # the host function that launches (library names it uses: ``host_names``)
+    guards: tuple[E, ...] = ()  # the host conditions the launch is under (``if (m == 1)``)
+    # the conditions that choose this launch over another launch of the same host code: a guard
+    # whose negation another launch is under (``if (m <= 16) small<<<>>> else big<<<>>>``)
+    exclusive: tuple[E, ...] = ()
 
 
 @dataclass

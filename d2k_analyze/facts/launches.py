@@ -5,6 +5,8 @@ sized from ``multiProcessorCount`` carries the ``sm_count`` atom into the launch
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .expr import Attr, Call, Cast, E, Lambda, Name, Num, Op, Ptr, Sym, Tup, TypeRef, short
 from .ir import Loc
 from .kernel import LaunchFact
@@ -32,6 +34,21 @@ def kernel_name(interp, value: E) -> str | None:
     return aliases.get(name, name).split(".")[-1]
 
 
+def kernel_choices(interp, value: E, cond: tuple[E, ...] = ()) -> list[tuple[str, tuple[E, ...]]]:
+    """The kernels a launched value names, each with the conditions that pick it: one kernel
+    with none, or for a kernel chosen by a condition (``k = rowvec if m <= 4 else tiled``,
+    ``(wide ? k8 : k4)<<<...>>>``) every branch's kernel with its side of the condition. A null
+    branch launches nothing."""
+    if isinstance(value, Op) and value.op == "?:" and len(value.args) == 3:
+        c, a, b = value.args
+        names = {kernel_name(interp, v) for v in (a, b) if not _null(v)}
+        if len(names) > 1 and None not in names:
+            return [*(kernel_choices(interp, a, cond + (c,)) if not _null(a) else []),
+                    *(kernel_choices(interp, b, cond + (Op("not", (c,)),)) if not _null(b) else [])]
+    name = kernel_name(interp, value)
+    return [(name, cond)] if name else []
+
+
 def _null(value: E) -> bool:
     return (isinstance(value, Num) and value.v == 0) or (isinstance(value, Sym) and value.key in ("lib:nullptr", "lib:NULL", "none"))
 
@@ -48,18 +65,18 @@ def dims(value: E) -> tuple[E, ...]:
 def record(interp, raw: Call, loc: Loc) -> E:
     fn = raw.fn
     if fn == "<<<>>>":
-        name = kernel_name(interp, interp.ev(raw.kwarg("kernel"), loc))
+        kernel = interp.ev(raw.kwarg("kernel"), loc)
         grid = dims(interp.ev(raw.kwarg("grid"), loc)) if raw.kwarg("grid") is not None else ()
         block = dims(interp.ev(raw.kwarg("block"), loc)) if raw.kwarg("block") is not None else ()
         smem = interp.ev(raw.kwarg("smem"), loc) if raw.kwarg("smem") is not None else None
         args = tuple(interp.ev(a, loc) for a in raw.args)
         targs = tuple(interp.resolve_typeref(t) if isinstance(t, TypeRef) else interp.ev(t, loc) for t in raw.targs)
-        _add(interp, name, LaunchFact(loc, grid, block, smem, args, {}, (), targs))
+        _add_choices(interp, kernel_choices(interp, kernel), LaunchFact(loc, grid, block, smem, args, {}, (), targs))
         return Num(0)
     if fn == "launch[]":
         target = raw.kwarg("kernel")
         aliases = getattr(interp.p, "aliases", {})
-        name = aliases[target.id] if isinstance(target, Name) and target.id in aliases else kernel_name(interp, interp.ev(target, loc))
+        choices = [(aliases[target.id], ())] if isinstance(target, Name) and target.id in aliases else kernel_choices(interp, interp.ev(target, loc))
         grid_value = interp.ev(raw.kwarg("grid"), loc)
         if isinstance(grid_value, Lambda):
             grid_value = interp.inline_lambda(grid_value, [Sym("meta")], loc)
@@ -68,7 +85,7 @@ def record(interp, raw: Call, loc: Loc) -> E:
             grid_value = interp.inline(f, [Sym("meta")], loc) if f is not None else grid_value
         args = tuple(interp.ev(a, loc) for a in raw.args)
         kwargs = {k: interp.ev(v, loc) for k, v in raw.kw if k not in ("kernel", "grid")}
-        _add(interp, name, LaunchFact(loc, dims(grid_value), (), None, args, kwargs))
+        _add_choices(interp, choices, LaunchFact(loc, dims(grid_value), (), None, args, kwargs))
         return Num(0)
     args = [interp.ev(a, loc) for a in raw.args]
     if fn in ("cudaLaunchKernel", "cudaLaunchCooperativeKernel") and len(args) >= 3:
@@ -127,8 +144,15 @@ def _strip(e: E) -> E:
     return e
 
 
-def _add(interp, name: str | None, fact: LaunchFact) -> None:
+def _add_choices(interp, choices: list[tuple[str, tuple[E, ...]]], fact: LaunchFact) -> None:
+    """One launch record per kernel the launched value may name, each under its own conditions."""
+    for name, cond in choices:
+        _add(interp, name, replace(fact, kwargs=dict(fact.kwargs)) if len(choices) > 1 else fact, cond)
+
+
+def _add(interp, name: str | None, fact: LaunchFact, cond: tuple[E, ...] = ()) -> None:
     if name:
+        fact.guards = tuple(interp.guards) + cond
         interp.host_launches.append((name, fact))
         func = interp.frame.func
         if func is not None and hasattr(interp.p, "node_of"):

@@ -7,8 +7,12 @@ and the fact layer see the code the compiler sees, whatever the macros are calle
 
 Expansion is textual and line-preserving: an invocation that spans several lines is replaced by
 its expansion followed by the same number of newlines, so line numbers of everything after it
-stay right. Directive lines, comments and string literals are left alone. A macro defined twice
-(``#if`` / ``#else`` alternatives: the build's flags are unknown) takes its first definition.
+stay right. Directive lines, comments and string literals are left alone, except that a
+``#define`` or ``#undef`` inside a function body becomes blank lines once its invocations are
+expanded: left there, it splits ``if (...) {...} #define ... else if (...)`` so that the parser no
+longer sees the ``else`` (OneFlow's dispatch ladders define their ``else if`` arms that way). A
+macro defined twice (``#if`` / ``#else`` alternatives: the build's flags are unknown) takes its
+first definition.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$")
+_DEFINE_OR_UNDEF = re.compile(r"^[ \t]*#[ \t]*(?:define|undef)\b")
+_NOT_BRACES = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 _TOKEN = re.compile(
     r'(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<string>"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')|(?P<ident>[A-Za-z_]\w*)',
     re.S,
@@ -158,7 +164,8 @@ def expand(text: str, macros: dict[str, Macro]) -> str:
     out_lines: list[str] = []
     lines = text.split("\n")
     i = 0
-    in_directive = False
+    in_directive = blanking = False
+    depth = 0  # braces open at this point of the code (comments and literals aside)
     code_buf: list[str] = []
     limit = max(len(text) * MAX_GROWTH, 4096)
 
@@ -172,10 +179,15 @@ def expand(text: str, macros: dict[str, Macro]) -> str:
         line = lines[i]
         if in_directive or line.lstrip().startswith("#"):
             flush()
-            out_lines.append(line)
+            if not in_directive:
+                blanking = depth > 0 and bool(_DEFINE_OR_UNDEF.match(line))
+            out_lines.append("" if blanking else line)
             in_directive = line.endswith("\\")
         else:
             code_buf.append(line)
+            if "{" in line or "}" in line:
+                bare = _NOT_BRACES.sub("", line)
+                depth = max(0, depth + bare.count("{") - bare.count("}"))
         i += 1
     flush()
     return "\n".join(out_lines)

@@ -24,3 +24,23 @@ def test_stringize_paste_and_whole_word_binding():
 def test_object_like_and_parameterless_macros():
     src = "#define BM 128\n#define ZERO() 0\nint a = BM + ZERO();"
     assert _expanded(src) == "int a = 128 + 0;"
+
+
+def test_a_define_inside_a_function_body_is_blanked_after_expansion():
+    # left in place, the directive sits between `if {...}` and the `else if` its macro writes,
+    # and the parser loses the else (OneFlow's dispatch ladders are built this way)
+    src = ("#define TOP 1\n"
+           "int pick(int n) {\n"
+           "  if (n <= 0) { return 0; }\n"
+           "#define ARM(w) \\\n"
+           "  else if (n <= (w)) { return w; }\n"
+           "  ARM(32)\n"
+           "#undef ARM\n"
+           "  return TOP;\n"
+           "}\n")
+    out = expand(src, collect([src])).split("\n")
+    assert len(out) == len(src.split("\n"))  # every line where it was
+    assert out[0] == "#define TOP 1"  # a file-level define stays
+    assert out[3] == out[4] == out[6] == ""  # the body's define, its continuation and the undef
+    assert out[5].strip() == "else if (n <= (32)) { return 32; }"
+    assert out[7].strip() == "return 1;"
