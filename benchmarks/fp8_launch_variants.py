@@ -6,8 +6,9 @@ timed first (benchmarks/tune_fp8_gemm_blockscale.py's 0.80x for num_stages 5 on 
 artifact). d2k-profile times each variant interleaved with the reference and the expert, so the
 cap hits all three alike. Usage on a GPU machine:
 
-    python benchmarks/fp8_launch_variants.py /tmp/fp8v [--set dec04|ws]
+    python benchmarks/fp8_launch_variants.py /tmp/fp8v [--set dec04|ws|small]
     d2k-profile /tmp/fp8v --task fp8_gemm_blockscale --budget 0.5 --out /tmp/fp8out
+    (``small``: add ``--workloads m128_n7168_k16384``)
 
 Each variant replaces the expert's LARGE (M >= 512) and SMALL_M settings, (BLOCK_M, BLOCK_N,
 GROUP_M, SPLIT_K, num_stages, num_warps), and may ask Triton to warp-specialise the K loop
@@ -16,7 +17,8 @@ and the per-block scale promotion, so the promotion's CUDA-core work can overlap
 MMAs, the design item the expert leaves out). The records' speedup_vs_expert compares each with
 the unchanged expert. A variant Triton cannot compile on the GPU at hand gets a runtime_error
 record, which is itself the answer. Results: ``dec04`` of 2026-12-04 in
-examples/h200/dec04/fp8_launch_variants.jsonl.
+examples/h200/dec04/fp8_launch_variants.jsonl (the expert then split K in two on M < 512; it has
+used split 1 there since 2026-12-05, so ``split2_64x128`` of the ``small`` set is that old setting).
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ SETS = {  # name: {variant: (LARGE, SMALL_M, warp-specialised K loop)}
         "ws_expert": ("(128, 128, 8, 1, 4, 8)", "(64, 128, 8, 2, 5, 4)", True),
         "ws_s3_split1": ("(128, 128, 8, 1, 3, 8)", "(64, 128, 8, 1, 5, 4)", True),
         "v1_s3_split1": ("(128, 128, 8, 1, 3, 8)", "(64, 128, 8, 1, 5, 4)", False),
+    },
+    "small": {  # the decode shape only (--workloads m128_n7168_k16384); the expert's LARGE kept
+        "split2_64x128": ("(128, 128, 8, 1, 4, 8)", "(64, 128, 8, 2, 5, 4)", False),
+        "s1_128x64": ("(128, 128, 8, 1, 4, 8)", "(128, 64, 8, 1, 5, 4)", False),
+        "s1_128x64_w8": ("(128, 128, 8, 1, 4, 8)", "(128, 64, 8, 1, 4, 8)", False),
+        "s1_64x64": ("(128, 128, 8, 1, 4, 8)", "(64, 64, 8, 1, 6, 4)", False),
+        "s1_64x128_s6": ("(128, 128, 8, 1, 4, 8)", "(64, 128, 8, 1, 6, 4)", False),
     },
 }
 K_LOOP = "tl.range(kb_lo, kb_hi, num_stages=NUM_STAGES)"

@@ -4,12 +4,14 @@ Why: the Triton expert holds each row in registers and reached 0.58 of the H200'
 1024x32768 and 0.76-0.79 on 4096x8192 (docs/h200-results.md, family 1): a long row held in
 registers takes its SM alone, which then loads, reduces and stores strictly in turn. The softmax
 expert got past that on its long rows by staging them in shared memory. The candidate
-(benchmarks/layernorm_smem_rows.cu) takes `rows` rows per CTA into shared memory with one bulk copy
+(tasks/layernorm/expert/layernorm_smem_rows.cu) takes `rows` rows per CTA into shared memory with one bulk copy
 each, folds them into (count, mean, M2) triples by Chan's merge, and normalises from shared
 memory, loading each weight and bias vector once per CTA for all of its rows. It is not in the
-expert: on an H100 (2026-12-05, examples/h100/dec05/layernorm_smem_rows.jsonl) it was correct
-everywhere but won on three workloads and lost on the fourth; it goes there only if this sweep
-shows it faster on every workload of the H200.
+expert at first: on an H100 (2026-12-05, examples/h100/dec05/layernorm_smem_rows.jsonl) it was
+correct everywhere but won on three workloads and lost on the fourth. Two more H100 runs that day
+(examples/h100/dec05d/, dec05e/) had it faster on all four: the Triton kernel's autotuned setting on
+4096x8192 had measured 0.672 once and 0.570-0.572 twice, while this kernel stayed within 0.01. It
+is now the expert's path for aligned bf16 rows on sm_90 (tasks/layernorm/expert/).
 
 Per workload of the layernorm task this script times a device copy of the same bytes,
 F.layer_norm, the expert's ``run`` (what d2k-profile times) and the candidate at every (threads,
@@ -74,8 +76,8 @@ def smem_rows_layernorm(x, w, b, threads: int, rows: int) -> torch.Tensor:
     """The candidate kernel (layernorm_smem_rows.cu) at one (threads, rows per CTA) setting."""
     global _module
     if _module is None:
-        _module = build_candidate("layernorm_smem_rows_candidate", Path(__file__).resolve().parent /
-                                  "layernorm_smem_rows.cu", _BIND, ["smem_rows_layernorm"])
+        _module = build_candidate("layernorm_smem_rows_candidate", TASK / "expert" / "layernorm_smem_rows.cu", _BIND,
+                                  ["smem_rows_layernorm"])
     return _module.smem_rows_layernorm(x, w, b, threads, rows, 1e-5)
 
 
@@ -118,7 +120,7 @@ def _check(mod, tol, emit) -> int:
     failures = 0
     cases = [(m, n, mean, False) for m, n, mean in CHECKS] + [(17, 8192, 1.0, True)]
     for m, n, mean, misalign in cases:
-        trials = [("run", None, mod.run)]
+        trials = [("run", None, mod.run), ("triton_run", None, mod.triton_run)]
         if n % 8 == 0 and not misalign:
             trials += [("smem", s, lambda x, w, b, s=s: smem_rows_layernorm(x, w, b, *s)) for s in _settings(n)]
         for seed in (0, 1):
@@ -150,12 +152,13 @@ def _sweep(mod, ref, task, tol, emit, reps: int) -> None:
         timed("copy", lambda: dst.copy_(x), {}, check=False)
         timed("reference", lambda: ref.reference(x, w, b), {})
         timed("expert", lambda: mod.run(x, w, b), {})
+        timed("triton", lambda: mod.triton_run(x, w, b), {})  # the expert's register kernel alone
         for s in _settings(n):
             timed("smem", lambda s=s: smem_rows_layernorm(x, w, b, *s), {"setting": s})
 
 
 def _summary(records: list[dict]) -> None:
-    print_best(records, ["copy", "reference", "expert", "smem"], "smem", lambda r: f"{r['fraction']:.3f}")
+    print_best(records, ["copy", "reference", "expert", "triton", "smem"], "smem", lambda r: f"{r['fraction']:.3f}")
 
 
 def main(argv=None) -> int:

@@ -6,7 +6,8 @@ addresses, and earlier inputs stay alive). Timed calls use one more set whose co
 replaced before every call with inputs drawn from a secret seed (the judge's RNG, seeded from the
 OS): a cache keyed on the input's address returns stale data, and the sandbox never sees an input
 before the call that gets it. The judge keeps the plaintext of the last inputs it wrote, for the
-re-check and the modified-input check.
+re-check and the modified-input check. A last, spare set is bound but never called with unless a
+re-check fails: the failed input then goes to an address the submission has never been given.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ class WorkloadInputs:
         self.ref_mod, self.wl, self.device, self.rng, self.arena = ref_mod, wl, device, rng, arena
         first = self.make(wl.seeds[0])
         self.sig = signature(first)
-        self.sets = [self._alloc(first) for _ in wl.seeds] + [self._alloc(first)]
+        self.sets = [self._alloc(first) for _ in wl.seeds] + [self._alloc(first), self._alloc(first)]
         self.timed_index = len(wl.seeds)
+        self.spare_index = len(wl.seeds) + 1
         self.plain: tuple = ()  # what the timed set holds now (the judge's private copy)
         self.redraws = 0
 
@@ -65,6 +67,10 @@ class WorkloadInputs:
                 buf.tensor.copy_(x)
         if self.device == "cuda":
             torch.cuda.synchronize()  # the sandbox reads these next, from another process
+
+    def load_spare(self, plain: tuple) -> None:
+        """Write ``plain`` (inputs drawn earlier) into the spare set."""
+        self._write(self.spare_index, plain)
 
     def load_seed(self, i: int) -> tuple:
         """Write the inputs of the workload's seed ``i`` into set ``i``; returns the private copy."""

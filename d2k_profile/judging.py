@@ -309,6 +309,43 @@ class Judge:
             self.cpu_replay(st, inputs, escrow_views, tol, in_place, out, deadline)
         self.check_patches(st, deadline)
 
+    def wrong_wherever(self, st: SessionState, inputs: WorkloadInputs, escrow_views: list, tol, in_place: bool,
+                       failed: tuple, deadline: float) -> str | None:
+        """A repeated call's output failed its re-check: is the submission wrong on that input
+        wherever and whenever it meets it, or did its output depend on the call's address or
+        history? More untimed calls tell. The failed input goes to the spare set, an address the
+        submission has never been given (a cache keyed on addresses has nothing there); then every
+        listed seed, right at the correctness check, is called again in its own set. Wrong on the
+        first and right on every seed: the submission is wrong on this input (rounding that the
+        listed seeds happened not to expose, say), and the reason for ``incorrect`` is returned.
+        Right on the first (the output depended on where or when it was asked), or now wrong on a
+        seed (it changed after the correctness check): None, and the caller keeps
+        ``cheat_suspected``. Every seed, not one: a submission that leaves part of its output
+        unwritten can hand back a stale right answer for one input it met before."""
+        if not failed:
+            return None
+        s, sub = st.session, st.names.index("submission")
+        sub_escrow = escrow_sets(st.names)["submission"]
+        inputs.load_spare(failed)
+        calls = [(inputs.spare_index, failed, "the failed input at a new address")]
+        calls += [(i, None, f"seed {seed} again") for i, seed in enumerate(self.task.workload_named(inputs.wl.name).seeds)]
+        for k, (index, plain, what) in enumerate(calls):
+            plain = plain if plain is not None else inputs.load_seed(index)
+            ref, after = run_reference(self.reference, plain)
+            frame = s.expect(s.op(frames.command(Op.CALL, sub, index, sub_escrow, CallFlag.ESCROW), deadline), frames.CallFrame)
+            try:
+                check_call(frame, escrow_views[sub_escrow], inputs.shared(index), plain, ref, tol, in_place, what, after=after)
+            except Verdict as v:
+                if v.status != Status.INCORRECT:
+                    raise
+                if k:  # a listed seed, right before, is wrong now
+                    return None
+                continue
+            if not k:  # right on the failed input at a new address
+                return None
+        return ("wrong again on that input written to buffers it had never been given, while every listed seed stays right: "
+                "the submission is wrong on this input, not different when timed")
+
     def check_patches(self, st: SessionState, deadline: float) -> None:
         names = st.session.request(protocol.CheckPatches(), (protocol.Patches,), deadline).names
         if names:
@@ -337,9 +374,12 @@ class Judge:
                 check_call(frame, escrow_views[sub_escrow], inputs.shared(inputs.timed_index), plain, ref, tol, in_place,
                            f"repeat call {k + 1}", after=after)
             except Verdict as v:
-                if v.status == Status.INCORRECT:
-                    raise Verdict(Status.CHEAT_SUSPECTED, f"{v.reason} (correct at first: caching or less work on later calls)") from None
-                raise
+                if v.status != Status.INCORRECT:
+                    raise
+                why = self.wrong_wherever(st, inputs, escrow_views, tol, in_place, plain, deadline)
+                if why is not None:
+                    raise Verdict(Status.INCORRECT, f"{v.reason}; {why}") from None
+                raise Verdict(Status.CHEAT_SUSPECTED, f"{v.reason} (correct at first: caching or less work on later calls)") from None
         s.stop(deadline)
         out.rechecked_calls = CPU_REPLAY_CALLS
         out.notes.append("correctness only: timing needs a GPU")
@@ -369,7 +409,13 @@ class Judge:
         host_ms = warmup(names, device, self.cfg)
         hold = hold_for(host_ms, cycles_per_us)
         out.hold_us = hold.us
-        m = measure(names, device, self.cfg, self.rng, hold)
+        try:
+            m = measure(names, device, self.cfg, self.rng, hold)
+        except RecheckFailed as failed:
+            why = self.wrong_wherever(st, inputs, escrow_views, tol, in_place, failed.inputs, deadline)
+            if why is not None:
+                raise Verdict(Status.INCORRECT, f"{failed}; {why}") from None
+            raise
         calls = list(m.calls)
         for _ in range(kernel_trace.PROBE_CALLS if trace_why is None else 0):
             f = s.expect(s.op(frames.command(Op.CALL, frames.PROBE_IMPL, inputs.timed_index, 0, CallFlag.TIMED, hold.cycles), deadline), frames.CallFrame)

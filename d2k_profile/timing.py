@@ -78,7 +78,13 @@ class Sample:
 
 
 class RecheckFailed(Exception):
-    """A timed call's output failed the re-check (caching, or doing less work when timed)."""
+    """A timed call's output failed the re-check (caching, or doing less work when timed).
+    ``inputs``: the judge's private copy of that call's inputs, so that the judge can run the
+    submission on them once more and tell a history-dependent output from a wrong one."""
+
+    def __init__(self, reason: str, inputs: tuple = ()):
+        super().__init__(reason)
+        self.inputs = inputs
 
 
 class TimedDevice(Protocol):

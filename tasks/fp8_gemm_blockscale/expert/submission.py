@@ -8,11 +8,17 @@ C[M, N] = sum over 128-wide K blocks kb of (A_kb @ B_kb^T) * a_scale[kb, m] * b_
     b_scale (BLOCK_N divides 128) and added to the fp32 accumulator (one FMA per element);
   * explicit num_stages keeps several K blocks of tiles and scales in flight;
   * GROUP_M grouped tile order for L2 reuse;
-  * SPLIT_K > 1 (the M=128 shape) gives each program a slice of whole scale blocks; the fp32
-    partials go to a workspace that a second small kernel sums and rounds to bf16.
+  * the launch settings depend on M: below 512 rows (the decode shape, M=128) the tiles are
+    64 x 128, so its one row of 56 128-wide tiles becomes 112 programs for the 132 SMs, each with
+    the whole K loop;
+  * SPLIT_K > 1 (``config=``, and the CPU interpreter's setting, which keeps the path tested) gives
+    each program a slice of whole scale blocks; the fp32 partials go to a workspace that a second
+    small kernel sums and rounds to bf16. No GPU setting splits: on the decode shape split 1 was
+    1.16x faster than split 2 on an H200 and 1.19x on an H100 (docs/h200-results.md), the
+    workspace round trip and the second pass costing more than the idle SMs.
 
 Launch settings are module constants per workload shape class (chosen by
-benchmarks/tune_fp8_gemm_blockscale.py on an H200).
+benchmarks/tune_fp8_gemm_blockscale.py and benchmarks/fp8_launch_variants.py through d2k-profile).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 SCALE_BLOCK = 128
 # (BLOCK_M, BLOCK_N, GROUP_M, SPLIT_K, num_stages, num_warps)
 LARGE = (128, 128, 8, 1, 4, 8)      # M >= 512: thousands of tiles
-SMALL_M = (64, 128, 8, 2, 5, 4)     # M < 512: few tiles, long K -> split K
+SMALL_M = (64, 128, 8, 1, 6, 4)     # M < 512: few tiles, long K -> half-height tiles, 6 x 24 KB stages
 INTERPRETER = (32, 64, 2, 2, 2, 4)  # CPU (TRITON_INTERPRET=1): small, ragged against smoke
 REDUCE_BLOCK = 1024
 

@@ -1,21 +1,30 @@
-"""Expert LayerNorm forward in Triton: rows held in registers, Welford/Chan statistics in fp32.
+"""Expert LayerNorm forward: rows staged in shared memory on Hopper (CUDA), rows held in registers
+elsewhere (Triton); Welford/Chan statistics in fp32 either way.
 
 Design (see tasks/layernorm/task.toml for the reasoning behind each point):
-- One program owns BLOCK_M whole rows (BLOCK_M = 1 except for short rows) and loads them once into
-  registers: x is read once and y written once, the minimum DRAM traffic of a memory-bound op.
-- The row is viewed as [NCHUNK, CHUNK] with CHUNK = 8 contiguous elements (one 16-byte bf16
-  vector per thread), so each chunk's partial (count, mean, M2) is computed inside one thread. The
-  partials are merged with Chan's formula, M2 = sum(M2_c) + sum(n_c * (mean_c - mean)^2): stable
-  even when |mean| >> std, at the cost of one extra cross-thread reduction like a two-pass.
+- x is read once and y written once, the minimum DRAM traffic of a memory-bound op.
+- On sm_90 with 16-byte aligned bf16 rows, layernorm_smem_rows.cu (bound through load_inline): a
+  CTA stages `rows` whole rows in shared memory with one bulk copy each, folds each thread's 16-byte
+  vectors into (count, mean, M2) by Chan's merge, merges across lanes by shuffles and across warps
+  through shared memory, and normalises from shared memory, loading weight and bias once per CTA
+  for all its rows. Held in shared memory rather than registers, a row leaves room for several
+  CTAs per SM, so one CTA's copy overlaps another's arithmetic. Settings per row length: 128
+  threads up to 2048 columns, 256 up to 16384, 512 above; 16384 // N rows per CTA, 1 to 4.
+- Elsewhere (other GPUs, other dtypes, ragged or unaligned rows, the CPU interpreter) the Triton
+  kernel: one program owns BLOCK_M whole rows (BLOCK_M = 1 except for short rows) in registers,
+  viewed as [NCHUNK, CHUNK] with CHUNK = 8 contiguous elements (one 16-byte bf16 vector per
+  thread), so each chunk's partial (count, mean, M2) is computed inside one thread; the partials
+  are merged with Chan's formula, M2 = sum(M2_c) + sum(n_c * (mean_c - mean)^2). A small autotune
+  over (BLOCK_M, num_warps) keyed on N, pruned to configs that give each thread 4..64 elements,
+  picks the CTA size per row length.
 - Statistics and the affine epilogue run in fp32; rstd uses the hardware rsqrt.
-- A small autotune over (BLOCK_M, num_warps) keyed on N, pruned to configs that give each thread
-  4..64 elements, picks the CTA size per row length.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import torch
 import triton
@@ -100,9 +109,68 @@ def _layernorm_fwd(
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
+# ---- rows in shared memory (layernorm_smem_rows.cu) ------------------------------------------
+
+_BIND = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+extern "C" int layernorm_smem_rows_launch(const void* x, const void* w, const void* b, void* y, int M, int N,
+                                          int threads, int rows, float eps, cudaStream_t stream);
+
+at::Tensor smem_rows_layernorm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, int64_t threads,
+                               int64_t rows, double eps) {
+  const at::cuda::CUDAGuard guard(x.device());
+  auto y = at::empty_like(x);
+  const int err = layernorm_smem_rows_launch(x.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr(), x.size(0),
+                                             x.size(1), threads, rows, static_cast<float>(eps),
+                                             at::cuda::getCurrentCUDAStream());
+  TORCH_CHECK(err == 0, "layernorm_smem_rows_launch: ", cudaGetErrorString(static_cast<cudaError_t>(err)));
+  return y;
+}
+"""
+_ext = None
+SMEM_MIN_N = 1024  # shorter rows: too few vectors per thread for a 128-thread CTA
+
+
+def smem_setting(n: int) -> tuple[int, int]:
+    """(threads, rows per CTA) for rows of ``n`` bf16 elements (measured on an H100 on every
+    workload of the task: benchmarks/layernorm_smem_rows.py)."""
+    threads = 128 if n <= 2048 else (256 if n <= 16384 else 512)
+    return threads, max(1, min(4, 16384 // n))
+
+
+def _smem_ok(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> bool:
+    """The shared-memory kernel's preconditions: bf16 on a Hopper GPU, 16-byte rows and pointers."""
+    tensors = (x, weight, bias)
+    return (x.is_cuda and torch.cuda.get_device_capability(x.device) >= (9, 0) and x.shape[1] >= SMEM_MIN_N
+            and x.shape[1] % 8 == 0 and all(t.dtype == torch.bfloat16 for t in tensors)
+            and all(t.data_ptr() % 16 == 0 for t in tensors))
+
+
+def _smem_module():
+    global _ext
+    if _ext is None:
+        from torch.utils.cpp_extension import load_inline
+
+        source = Path(__file__).resolve().parent / "layernorm_smem_rows.cu"
+        _ext = load_inline(name="layernorm_smem_rows_expert", cpp_sources=_BIND, cuda_sources=source.read_text(),
+                           functions=["smem_rows_layernorm"], extra_cuda_cflags=["-O3", "-std=c++17"])
+    return _ext
+
+
 def run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """LayerNorm over the last dimension of contiguous x [M, N] with weight and bias [N]."""
     assert x.dim() == 2 and x.is_contiguous() and weight.is_contiguous() and bias.is_contiguous()
+    if x.numel() and _smem_ok(x, weight, bias):
+        threads, rows = smem_setting(x.shape[1])
+        return _smem_module().smem_rows_layernorm(x, weight, bias, threads, rows, EPS)
+    return triton_run(x, weight, bias)
+
+
+def triton_run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """The Triton register kernel alone (every device; the only path off Hopper)."""
     m, n = x.shape
     y = torch.empty_like(x)
     block_n = max(triton.next_power_of_2(n), CHUNK)
