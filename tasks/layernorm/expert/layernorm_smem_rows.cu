@@ -5,9 +5,10 @@
 // Why: a 32768-wide bf16 row is 64 KB. Held in registers it takes a whole SM (a 512-1024 thread
 // program at ~120 registers a thread), and that SM then loads, reduces and stores strictly in turn.
 // Held in shared memory it costs ~40 registers a thread, so several CTAs share an SM and one's
-// copy and stores overlap another's arithmetic. On an H100 (three runs, 2026-12-05) this kernel was
-// 0.52 / 0.64 / 0.63 / 0.56 of 4.3 TB/s on the task's four workloads, run to run within 0.01,
-// against 0.49 / 0.62 / 0.57-0.67 / 0.54 for the Triton register kernel it replaced there.
+// copy and stores overlap another's arithmetic. On an H100 (four sweeps, 2026-12-05) this kernel was
+// 0.52 / 0.64 / 0.63-0.64 / 0.56-0.57 of 4.3 TB/s on the task's four workloads, run to run within
+// 0.01; the Triton register kernel at its best autotuned setting was 0.65 / 0.63 / 0.68 / 0.54, so
+// the expert sends only rows of 16384 columns or more here.
 //
 // Each CTA owns `rows` consecutive rows. Thread 0 starts one cp.async.bulk per row, each completing
 // on its own mbarrier, so the statistics of the first row start while the later ones still arrive.
