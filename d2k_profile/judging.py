@@ -328,7 +328,7 @@ class Judge:
         sub_escrow = escrow_sets(st.names)["submission"]
         inputs.load_spare(failed)
         calls = [(inputs.spare_index, failed, "the failed input at a new address")]
-        calls += [(i, None, f"seed {seed} again") for i, seed in enumerate(self.task.workload_named(inputs.wl.name).seeds)]
+        calls += [(i, None, f"seed {seed} again") for i, seed in enumerate(inputs.wl.seeds)]
         for k, (index, plain, what) in enumerate(calls):
             plain = plain if plain is not None else inputs.load_seed(index)
             ref, after = run_reference(self.reference, plain)

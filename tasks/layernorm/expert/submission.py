@@ -135,6 +135,7 @@ at::Tensor smem_rows_layernorm(const at::Tensor& x, const at::Tensor& w, const a
 """
 _ext = None
 SMEM_MIN_N = 16384  # shorter rows: the Triton register kernel measured as fast or faster (H100)
+SMEM_MAX_ROW_BYTES = 200 * 1024  # one row must fit a CTA's shared memory (227 KB at most on sm_90)
 
 
 def smem_setting(n: int) -> tuple[int, int]:
@@ -147,7 +148,8 @@ def smem_setting(n: int) -> tuple[int, int]:
 def _smem_ok(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> bool:
     """The shared-memory kernel's preconditions: bf16 on a Hopper GPU, 16-byte rows and pointers."""
     tensors = (x, weight, bias)
-    return (x.is_cuda and torch.cuda.get_device_capability(x.device) >= (9, 0) and x.shape[1] >= SMEM_MIN_N
+    return (x.is_cuda and torch.cuda.get_device_capability(x.device) >= (9, 0)
+            and SMEM_MIN_N <= x.shape[1] <= SMEM_MAX_ROW_BYTES // 2
             and x.shape[1] % 8 == 0 and all(t.dtype == torch.bfloat16 for t in tensors)
             and all(t.data_ptr() % 16 == 0 for t in tensors))
 
