@@ -270,7 +270,9 @@ def test_pilot_corpus_and_experts_get_compiled_verdicts(compiled, catalogue):
         total_before += len(before)
         total_after += len(after)
         assert set(after) <= set(before), sub
-    assert total_before >= 20 and total_after == 0, (total_before, total_after)
+    # 18 items since the LayerNorm expert's long rows went to a CUDA kernel, which decides its own
+    # items from source (20 before)
+    assert total_before >= 16 and total_after == 0, (total_before, total_after)
 
 
 def test_expert_gemm_verdicts_come_from_the_compiler(compiled, catalogue):
