@@ -78,4 +78,4 @@ class SandboxDevice:
             check_inputs(self.inputs.shared(self.inputs.timed_index), plain, f"{impl}, timed call", self.in_place, after, self.tol)
             check_values(self.escrows[self.escrow_of[impl]], ref, self.tol, f"{impl}, timed call")
         except Verdict as v:
-            raise RecheckFailed(v.reason, plain) from None
+            raise RecheckFailed(v.reason, plain, impl) from None

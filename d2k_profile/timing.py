@@ -80,11 +80,12 @@ class Sample:
 class RecheckFailed(Exception):
     """A timed call's output failed the re-check (caching, or doing less work when timed).
     ``inputs``: the judge's private copy of that call's inputs, so that the judge can run the
-    submission on them once more and tell a history-dependent output from a wrong one."""
+    submission on them once more and tell a history-dependent output from a wrong one; ``impl``:
+    whose call it was (the expert's outputs are re-checked too)."""
 
-    def __init__(self, reason: str, inputs: tuple = ()):
+    def __init__(self, reason: str, inputs: tuple = (), impl: str = ""):
         super().__init__(reason)
-        self.inputs = inputs
+        self.inputs, self.impl = inputs, impl
 
 
 class TimedDevice(Protocol):
