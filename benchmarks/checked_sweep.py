@@ -41,15 +41,6 @@ def run_checked_sweep(description: str, check: Callable[[Emit], int], sweep: Cal
     return 1 if failures else 0
 
 
-def build_candidate(name: str, source: Path, binding: str, functions: list[str]):
-    """Build a candidate CUDA kernel (a .cu file next to the sweep) with its C++ binding through
-    torch's load_inline, the way an expert binds its kernels; cached per machine by torch."""
-    from torch.utils.cpp_extension import load_inline
-
-    return load_inline(name=name, cpp_sources=binding, cuda_sources=source.read_text(), functions=functions,
-                       extra_cuda_cflags=["-O3", "-std=c++17"])
-
-
 def check_then_time(emit: Emit, base: dict, mismatch: Callable, bench: Callable, reps: int, nbytes: float,
                     bandwidth: float) -> Callable:
     """A timer for one workload's implementations: ``timed(kind, fn, extra, check=True)`` runs

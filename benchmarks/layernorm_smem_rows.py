@@ -41,48 +41,23 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from checked_sweep import build_candidate, check_then_time, print_best, run_checked_sweep  # noqa: E402
+from checked_sweep import check_then_time, print_best, run_checked_sweep  # noqa: E402
 from d2k_profile.loader import load_module  # noqa: E402
 from d2k_spec.task import load_task  # noqa: E402
 from rows_one_barrier import _bench  # noqa: E402
 
 BANDWIDTH = 4.3e12  # bytes/s: the H200's measured copy bandwidth
 TASK = ROOT / "tasks" / "layernorm"
-_BIND = r"""
-#include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAGuard.h>
-
-extern "C" int layernorm_smem_rows_launch(const void* x, const void* w, const void* b, void* y, int M, int N,
-                                          int threads, int rows, float eps, cudaStream_t stream);
-
-at::Tensor smem_rows_layernorm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, int64_t threads,
-                               int64_t rows, double eps) {
-  TORCH_CHECK(x.is_cuda() && x.dim() == 2 && x.is_contiguous() && x.scalar_type() == at::kBFloat16,
-              "x: contiguous 2-D bfloat16 CUDA tensor");
-  TORCH_CHECK(w.is_contiguous() && b.is_contiguous() && w.numel() == x.size(1) && b.numel() == x.size(1) &&
-              w.scalar_type() == at::kBFloat16 && b.scalar_type() == at::kBFloat16, "weight, bias: bfloat16 [N]");
-  for (const at::Tensor* t : {&x, &w, &b})
-    TORCH_CHECK(reinterpret_cast<uintptr_t>(t->data_ptr()) % 16 == 0, "16-byte aligned pointers only");
-  const at::cuda::CUDAGuard guard(x.device());
-  auto y = at::empty_like(x);
-  const int err = layernorm_smem_rows_launch(x.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr(), x.size(0),
-                                             x.size(1), threads, rows, static_cast<float>(eps),
-                                             at::cuda::getCurrentCUDAStream());
-  TORCH_CHECK(err == 0, "layernorm_smem_rows_launch: ", cudaGetErrorString(static_cast<cudaError_t>(err)));
-  return y;
-}
-"""
-_module = None
+_expert = None
 
 
 def smem_rows_layernorm(x, w, b, threads: int, rows: int) -> torch.Tensor:
-    """The candidate kernel (layernorm_smem_rows.cu) at one (threads, rows per CTA) setting."""
-    global _module
-    if _module is None:
-        _module = build_candidate("layernorm_smem_rows_candidate", TASK / "expert" / "layernorm_smem_rows.cu", _BIND,
-                                  ["smem_rows_layernorm"])
-    return _module.smem_rows_layernorm(x, w, b, threads, rows, 1e-5)
+    """The expert's shared-memory kernel (layernorm_smem_rows.cu, through the expert's own binding)
+    at one (threads, rows per CTA) setting, whatever the expert itself would choose for this N."""
+    global _expert
+    if _expert is None:
+        _expert = load_module(TASK / "expert", "layernorm_expert")
+    return _expert._smem_module().smem_rows_layernorm(x, w, b, threads, rows, _expert.EPS)
 
 
 SMEM_LIMIT = 200 * 1024  # bytes of rows one CTA may stage (the opt-in maximum is 227 KB)
@@ -173,6 +148,8 @@ def main(argv=None) -> int:
     tol = task.tolerance["bfloat16"]
     ref = load_module(TASK / "reference.py", "layernorm_reference")
     mod = load_module(TASK / "expert", "layernorm_expert")
+    global _expert
+    _expert = mod
     return run_checked_sweep(__doc__.split("\n\n")[0], lambda emit: _check(mod, tol, emit),
                              lambda emit, reps: _sweep(mod, ref, task, tol, emit, reps), _summary, argv)
 

@@ -78,16 +78,14 @@ def _triton_call(mod, x: torch.Tensor):
     return lambda: (launch(x, y), y)[1]
 
 
-def _smem_settings(mod, n: int, elem: int) -> list[tuple[int, int, int]]:
-    """(threads, split, chunks) of the shared-memory kernel: every split that keeps slices aligned
-    and within shared memory, for rows of at least one slice; every thread count with the slice in
-    one bulk copy, and 256 or 512 threads with it cut into 2, 3, 4 or 8 copies."""
+def _smem_settings(mod, n: int, elem: int) -> list[tuple[int, int]]:
+    """(threads, split) of the shared-memory kernel: every thread count, every split that keeps
+    slices aligned and within shared memory, for rows of at least one slice."""
     if n * elem < mod.SLICE_BYTES:
         return []
     vec = 16 // elem
     splits = [s for s in (1, 2, 4, 8, 16) if n * elem // s <= 200 * 1024 and (s == 1 or n % (s * vec) == 0)]
-    one_copy = [(t, s, 1) for s in splits for t in (128, 256, 512, 1024)]
-    return one_copy + [(t, s, c) for s in splits for c in (2, 3, 4, 8) for t in (256, 512)]
+    return [(t, s) for s in splits for t in (128, 256, 512, 1024)]
 
 
 def _check(mod, emit) -> int:
@@ -95,8 +93,8 @@ def _check(mod, emit) -> int:
     for m, n, dtype, misalign in [(m, n, dt, False) for m, n, dt in CHECKS] + [(17, 32768, torch.bfloat16, True)]:
         elem = torch.tensor([], dtype=dtype).element_size()
         trials = [("run", None, mod.run)]
-        trials += [("smem", (t, s, c), lambda x, t=t, s=s, c=c: mod.smem_rows_softmax(x, s, t, c))
-                   for t, s, c in _smem_settings(mod, n, elem) if not misalign or s == 1]
+        trials += [("smem", (t, s), lambda x, t=t, s=s: mod.smem_rows_softmax(x, s, t))
+                   for t, s in _smem_settings(mod, n, elem) if not misalign or s == 1]
         for kind, setting, fn in trials:
             for seed in (0, 1):
                 x = _inputs(m, n, dtype, seed, misalign)
@@ -123,21 +121,18 @@ def _sweep(mod, emit, reps: int) -> None:
         timed("copy", lambda: dst.copy_(x), {}, check=False)
         timed("triton", _triton_call(mod, x), {})
         timed("expert", lambda: mod.run(x), {})
-        for t, s, c in _smem_settings(mod, n, elem):
-            timed("smem", lambda t=t, s=s, c=c: mod.smem_rows_softmax(x, s, t, c),
-                  {"threads": t, "split": s, "chunks": c})
+        for t, s in _smem_settings(mod, n, elem):
+            timed("smem", lambda t=t, s=s: mod.smem_rows_softmax(x, s, t), {"threads": t, "split": s})
 
 
 def _summary(records: list[dict]) -> None:
-    print("\nworkload           copy   triton  expert  shared-memory kernel (best threads x split x chunks; best one-copy)")
+    print("\nworkload           copy   triton  expert  shared-memory kernel (best threads x split)")
     for m, n, _ in WORKLOADS:
         rows = [r for r in records if r.get("M") == m and r.get("N") == n and "ms" in r]
         best = {kind: min((r for r in rows if r["kind"] == kind), key=lambda r: r["ms"], default=None)
                 for kind in ("copy", "triton", "expert", "smem")}
         frac = {kind: f"{r['fraction']:.3f}" if r else "  -  " for kind, r in best.items()}
-        one = min((r for r in rows if r["kind"] == "smem" and r["chunks"] == 1), key=lambda r: r["ms"], default=None)
-        smem = (f"{frac['smem']} ({best['smem']['threads']} x {best['smem']['split']} x {best['smem']['chunks']}; "
-                f"{one['fraction']:.3f})" if best["smem"] and one else "  -  ")
+        smem = f"{frac['smem']} ({best['smem']['threads']} x {best['smem']['split']})" if best["smem"] else "  -  "
         print(f"{m}x{n:<12} {frac['copy']}  {frac['triton']}   {frac['expert']}   {smem}")
 
 

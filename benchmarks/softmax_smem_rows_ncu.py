@@ -59,7 +59,7 @@ def _target(workload: str, kind: str, setting_json: str) -> None:
     if kind == "triton":
         fn = bench._triton_call(mod, x)
     else:
-        fn = lambda: mod.smem_rows_softmax(x, setting["split"], setting["threads"], setting.get("chunks", 1))  # noqa: E731
+        fn = lambda: mod.smem_rows_softmax(x, setting["split"], setting["threads"])  # noqa: E731
     for _ in range(2):
         fn()
     torch.cuda.synchronize()

@@ -5,9 +5,7 @@
 // program), and that SM then loads, reduces and stores strictly in turn. Held in shared memory
 // it needs 66 KB and about 40 registers a thread, so three CTAs share an SM: while one reduces,
 // the others' bulk copies and stores are in flight. One thread issues the copy
-// (cp.async.bulk, completing on an mbarrier), so no register is spent on the load. The copy can
-// be cut into `chunks` pieces, each completing on its own mbarrier, so that the first pass starts
-// on the first piece while the rest of the row is still arriving.
+// (cp.async.bulk, completing on an mbarrier), so no register is spent on the load.
 //
 // Per CTA: a first pass over shared memory folds each 16-byte vector into a per-thread online
 // (max, sum of exp) pair, rescaling the sum when the maximum grows; the pairs are merged by
@@ -31,7 +29,6 @@ namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr int kMaxSplit = 16;
-constexpr int kMaxChunks = 8;
 
 // ---- element types: one 16-byte vector widened to fp32 and narrowed back ----------------------
 
@@ -136,26 +133,18 @@ __device__ __forceinline__ MaxSum warp_merge(MaxSum v) {
 struct Geometry {
   int M, N;
   int split;  // CTAs per row (the cluster size); each owns N / split columns
-  int bulk;   // rows 16-byte aligned: bulk copies in, 16-byte stores out
-  int chunks; // bulk copies per slice, each on its own barrier (1..kMaxChunks)
+  int bulk;   // rows 16-byte aligned: one bulk copy in, 16-byte stores out
 };
 
 __host__ __device__ constexpr size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
-// Shared memory: the slice (padded to whole vectors), its barriers, the warp pairs, the cluster pairs.
+// Shared memory: the slice (padded to whole vectors), its barrier, the warp pairs, the cluster pairs.
 __host__ __device__ inline size_t slice_bytes(const Geometry& g, size_t elem, int vec) {
   return round_up(round_up(g.N / g.split, vec) * elem, 128);
 }
 
 __host__ __device__ inline size_t smem_bytes(const Geometry& g, size_t elem, int vec) {
-  return slice_bytes(g, elem, vec) + kMaxChunks * sizeof(uint64_t) + 32 * sizeof(MaxSum) + kMaxSplit * sizeof(MaxSum);
-}
-
-// Elements per bulk copy: the slice cut into `chunks` pieces of whole 16-byte vectors (the last
-// piece takes the remainder). Without bulk copies the threads copy the whole slice at once.
-__host__ __device__ inline int chunk_elems(const Geometry& g, int slice, int vec) {
-  if (!g.bulk || g.chunks <= 1) return slice;
-  return static_cast<int>(round_up((slice + g.chunks - 1) / g.chunks, vec));
+  return slice_bytes(g, elem, vec) + sizeof(uint64_t) + 32 * sizeof(MaxSum) + kMaxSplit * sizeof(MaxSum);
 }
 
 template <typename T, int MAX_THREADS>
@@ -165,8 +154,8 @@ __global__ void __launch_bounds__(MAX_THREADS) softmax_smem_rows_kernel(const T*
   extern __shared__ __align__(128) unsigned char smem[];
   const int slice = g.N / g.split;
   T* line = reinterpret_cast<T*>(smem);
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + slice_bytes(g, sizeof(T), P::n));  // [kMaxChunks]
-  MaxSum* warp_pairs = reinterpret_cast<MaxSum*>(full + kMaxChunks);  // [32]
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + slice_bytes(g, sizeof(T), P::n));
+  MaxSum* warp_pairs = reinterpret_cast<MaxSum*>(full + 1);  // [32]
   MaxSum* cta_pairs = warp_pairs + 32;                       // [kMaxSplit], written by the cluster's CTAs
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -175,46 +164,36 @@ __global__ void __launch_bounds__(MAX_THREADS) softmax_smem_rows_kernel(const T*
   const T* src = x + row * g.N + static_cast<long long>(rank) * slice;
   T* out = y + row * g.N + static_cast<long long>(rank) * slice;
 
-  const int piece = chunk_elems(g, slice, P::n);
-  if (tid == 0)
-    for (int k = 0; k * piece < slice; ++k) mbar_init(full + k);
+  if (tid == 0) mbar_init(full);
   // Peers write into this CTA's shared memory: every CTA of the cluster must be running first.
   if (g.split > 1) cg::this_cluster().sync();
   else __syncthreads();
   if (g.bulk) {
-    if (tid == 0)
-      for (int k = 0; k * piece < slice; ++k) {
-        const int len = min(piece, slice - k * piece);
-        bulk_load(line + k * piece, src + k * piece, static_cast<unsigned>(len * sizeof(T)), full + k);
-      }
+    if (tid == 0) bulk_load(line, src, static_cast<unsigned>(slice * sizeof(T)), full);
+    mbar_wait(full, 0);
   } else {
     for (int i = tid; i < slice; i += blockDim.x) line[i] = src[i];
     __syncthreads();
   }
 
-  // Pass 1: online (max, sum) per thread, one exp2 per element plus one per vector; piece by
-  // piece as the bulk copies land (a piece is whole vectors, so none straddles two pieces).
+  // Pass 1: online (max, sum) per thread, one exp2 per element plus one per vector.
   MaxSum own{-INFINITY, 0.f};
-  for (int k = 0; k * piece < slice; ++k) {
-    if (g.bulk) mbar_wait(full + k, 0);
-    const int end = min(slice, (k + 1) * piece);
-    for (int c = k * piece + tid * P::n; c < end; c += blockDim.x * P::n) {
-      float f[P::n];
-      P::widen(*reinterpret_cast<const uint4*>(line + c), f);
-      float top = -INFINITY;
+  for (int c = tid * P::n; c < slice; c += blockDim.x * P::n) {
+    float f[P::n];
+    P::widen(*reinterpret_cast<const uint4*>(line + c), f);
+    float top = -INFINITY;
 #pragma unroll
-      for (int j = 0; j < P::n; ++j) {
-        if (c + j >= slice) f[j] = -INFINITY;  // the padding of a ragged slice
-        top = fmaxf(top, f[j]);
-      }
-      const float m_new = fmaxf(own.m, top);
-      const float shift = m_new * kLog2e;
-      float add = 0.f;
-#pragma unroll
-      for (int j = 0; j < P::n; ++j) add += ex2(fmaf(f[j], kLog2e, -shift));
-      own.s = fmaf(own.s, ex2(fmaf(own.m, kLog2e, -shift)), add);
-      own.m = m_new;
+    for (int j = 0; j < P::n; ++j) {
+      if (c + j >= slice) f[j] = -INFINITY;  // the padding of a ragged slice
+      top = fmaxf(top, f[j]);
     }
+    const float m_new = fmaxf(own.m, top);
+    const float shift = m_new * kLog2e;
+    float add = 0.f;
+#pragma unroll
+    for (int j = 0; j < P::n; ++j) add += ex2(fmaf(f[j], kLog2e, -shift));
+    own.s = fmaf(own.s, ex2(fmaf(own.m, kLog2e, -shift)), add);
+    own.m = m_new;
   }
 
   MaxSum pair = warp_merge(own);
@@ -284,8 +263,7 @@ int launch(const void* x, void* y, int threads, const Geometry& g, cudaStream_t 
 
 template <typename T>
 int launch_any(const void* x, void* y, int threads, const Geometry& g, cudaStream_t stream) {
-  if (threads % 32 || threads < 32 || threads > 1024 || g.split < 1 || g.split > kMaxSplit || g.N % g.split ||
-      g.chunks < 1 || g.chunks > kMaxChunks)
+  if (threads % 32 || threads < 32 || threads > 1024 || g.split < 1 || g.split > kMaxSplit || g.N % g.split)
     return static_cast<int>(cudaErrorInvalidValue);
   return threads <= 256 ? launch<T, 256>(x, y, threads, g, stream) : launch<T, 1024>(x, y, threads, g, stream);
 }
@@ -294,9 +272,9 @@ int launch_any(const void* x, void* y, int threads, const Geometry& g, cudaStrea
 
 // Softmax of x [M, N] (bf16 or fp32, contiguous rows) into y: `threads` per CTA, `split` CTAs per
 // row (a cluster; N must divide into 16-byte aligned slices when split > 1), `bulk` when rows and
-// pointers are 16-byte aligned, `chunks` bulk copies per slice. Returns a cudaError_t.
+// pointers are 16-byte aligned. Returns a cudaError_t.
 extern "C" int softmax_smem_rows_launch(const void* x, void* y, int is_bf16, int M, int N, int threads, int split,
-                                        int bulk, int chunks, cudaStream_t stream) {
-  const Geometry g{M, N, split, bulk, chunks};
+                                        int bulk, cudaStream_t stream) {
+  const Geometry g{M, N, split, bulk};
   return is_bf16 ? launch_any<__nv_bfloat16>(x, y, threads, g, stream) : launch_any<float>(x, y, threads, g, stream);
 }

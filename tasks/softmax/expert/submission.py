@@ -200,9 +200,9 @@ _BIND = r"""
 #include <c10/cuda/CUDAGuard.h>
 
 extern "C" int softmax_smem_rows_launch(const void* x, void* y, int is_bf16, int M, int N, int threads, int split,
-                                        int bulk, int chunks, cudaStream_t stream);
+                                        int bulk, cudaStream_t stream);
 
-at::Tensor smem_rows_softmax(const at::Tensor& x, int64_t threads, int64_t split, int64_t chunks) {
+at::Tensor smem_rows_softmax(const at::Tensor& x, int64_t threads, int64_t split) {
   TORCH_CHECK(x.is_cuda() && x.dim() == 2 && x.is_contiguous(), "x: contiguous 2-D CUDA tensor");
   TORCH_CHECK(x.scalar_type() == at::kBFloat16 || x.scalar_type() == at::kFloat, "x: bfloat16 or float32");
   const at::cuda::CUDAGuard guard(x.device());
@@ -211,8 +211,7 @@ at::Tensor smem_rows_softmax(const at::Tensor& x, int64_t threads, int64_t split
   const bool bulk = x.size(1) * x.element_size() % 16 == 0 && reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0;
   TORCH_CHECK(bulk || split == 1, "a row split over a cluster needs 16-byte aligned slices");
   const int err = softmax_smem_rows_launch(x.data_ptr(), y.data_ptr(), x.scalar_type() == at::kBFloat16, x.size(0),
-                                           x.size(1), threads, split, bulk, chunks,
-                                           at::cuda::getCurrentCUDAStream());
+                                           x.size(1), threads, split, bulk, at::cuda::getCurrentCUDAStream());
   TORCH_CHECK(err == 0, "softmax_smem_rows_launch: ", cudaGetErrorString(static_cast<cudaError_t>(err)));
   return y;
 }
@@ -224,7 +223,6 @@ _ext = None
 SLICE_BYTES = 64 * 1024
 MAX_SPLIT = 16  # the H200 schedules clusters of up to 16 CTAs (non-portable above 8)
 SMEM_THREADS = 256  # per CTA: 256 and 512 measured within 0.3 % of each other, 128 and 1024 slower
-SMEM_CHUNKS = 1  # bulk copies per slice (1-8): more let the first pass start before the slice has landed
 
 
 def smem_split(n: int, elem_bytes: int) -> int | None:
@@ -253,10 +251,10 @@ def _smem_module():
     return _ext
 
 
-def smem_rows_softmax(x: torch.Tensor, split: int, threads: int = SMEM_THREADS, chunks: int = SMEM_CHUNKS) -> torch.Tensor:
+def smem_rows_softmax(x: torch.Tensor, split: int, threads: int = SMEM_THREADS) -> torch.Tensor:
     """Softmax of a contiguous CUDA bf16/fp32 matrix by the shared-memory kernel: one CTA per row
-    slice, `split` CTAs (a cluster) per row, each slice arriving in `chunks` bulk copies."""
-    return _smem_module().smem_rows_softmax(x, threads, split, chunks)
+    slice, `split` CTAs (a cluster) per row."""
+    return _smem_module().smem_rows_softmax(x, threads, split)
 
 
 def _on_hopper(x: torch.Tensor) -> bool:
