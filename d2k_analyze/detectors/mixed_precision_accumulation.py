@@ -6,8 +6,10 @@ locals summing converted loads, Triton ``tl.zeros(..., tl.float32)`` accumulatin
 
 ## How it is detected
 CUDA: some operand is low precision (a load's element type, a template type instantiated with
-half/bf16 — including ``AT_DISPATCH_*`` dispatch types — or an MMA PTX type), and a float local
-accumulates converted loads or products in a loop or reduction, or the MMA accumulates in f32.
+half/bf16 — including ``AT_DISPATCH_*`` dispatch types — or an MMA PTX type), and a float local,
+a float member of a struct local or an element of a float register array accumulates converted
+loads or products in a loop or reduction (followed through register arrays and shared tiles where
+the conversion happened on the way in), or the MMA accumulates in f32.
 Triton: an fp32 zero tile accumulates ``tl.dot`` results, or loads are widened to float32
 before a reduction.
 
@@ -59,12 +61,22 @@ def _widened(f, e) -> bool:
     feeding = sources(f, e)
     if any(low_access(f, src) for src in feeding if src.space == "global"):
         return True
-    # values parked in a register array: converted from bf16/half where they were stored there
-    return any(_converts(st.value) for src in feeding if src.space == "local" for st in stores_to(f, src.obj) if st.value is not None)
+    # values parked in a register array or staged in a shared tile: low-precision data widened
+    # where it was stored there (``As[ty][tx] = __bfloat162float(A[...])``; ``acc += As[..] * Bs[..]``)
+    return any(_converts(f, st.value) for src in feeding if src.space in ("local", "shared")
+               for st in stores_to(f, src.obj) if st.value is not None)
 
 
-def _converts(e) -> bool:
-    return any(isinstance(n, Call) and n.fn.split(".")[-1] in CONVERTS for n in walk(e))
+def _converts(f, e) -> bool:
+    """A stored value that is low-precision data made float: a conversion intrinsic, or a cast to
+    float of a low-precision load."""
+    for n in walk(e):
+        if isinstance(n, Call) and n.fn.split(".")[-1] in CONVERTS:
+            return True
+        if isinstance(n, Cast) and is_float32(n.type) and any(
+                isinstance(m, Load) and m.access < len(f.accesses) and low_access(f, f.accesses[m.access]) for m in walk(n.arg)):
+            return True
+    return False
 
 
 @RULE.cuda
@@ -74,11 +86,21 @@ def cuda(f):
     mma = f.asm_matching(MMA_F32.pattern) + [c for c in f.calls if c.short == "mma_sync" and any(is_float32(t) for t in f.cell_types.values())]
     if mma:
         return present(mma, "tensor-core MMA with fp32 accumulators")
-    acc = [a for a in f.assigns if a.cell is not None and is_float32(f.cell_types.get(a.cell, "")) and a.old is not None
+    acc = [a for a in f.assigns if _float_target(f, a) and a.old is not None
            and (a.op in ("+=", "-=") or a.old in getattr(a.new, "args", ())) and (_widened(f, a.rhs) or _widened(f, a.new))]
     if acc:
         return present(acc, "low-precision values accumulated in fp32")
     return absent("accumulation stays in low precision")
+
+
+def _float_target(f, a) -> bool:
+    """An fp32 local, or an element of an fp32 register array (``float acc[4]; acc[u] += ...``)."""
+    if a.cell is not None:
+        return is_float32(f.cell_types.get(a.cell, ""))
+    if a.access is None:
+        return False
+    target = f.accesses[a.access]
+    return target.space == "local" and is_float32(target.elem or f.objects[target.obj].elem)
 
 
 @RULE.triton

@@ -446,7 +446,7 @@ class Interp:
                             names.append(n.args[0].id)
                             for name in self.members(cell):  # its members exist before the loop binds them
                                 if name not in cell.fields:
-                                    cell.fields[name] = self.new_cell(self.member_of(cell, name))
+                                    cell.fields[name] = self.new_cell(self.member_of(cell, name), self.member_type(cell, name))
         out, seen = [], set()
         for n in names:
             c = self.lookup(n)
@@ -530,7 +530,7 @@ class Interp:
                 fc = base.fields.get(e.name)
                 if fc is None:  # a member of a constructed value folds (make_uint2(a, b).y is b; S{a, b}.y is b)
                     member = builtins.attribute(self, base.value, e.name, loc) if isinstance(base.value, Call) else self.member_of(base, e.name)
-                    fc = self.new_cell(member)
+                    fc = self.new_cell(member, self.member_type(base, e.name))
                     base.fields[e.name] = fc
                 return fc
         return None
@@ -538,6 +538,14 @@ class Interp:
     def members(self, cell: Cell) -> list[str]:
         """The data members of a struct-typed local, in declaration order (empty when unknown)."""
         return self.p.struct_fields(self.resolve_type(cell.type)) if cell.type else []
+
+    def member_type(self, cell: Cell, name: str) -> str:
+        """The declared type of a struct local's data member ('' when unknown): a member is a typed
+        local as much as a declared one (``WelfordStat s; s.mean += d / s.count`` accumulates in float)."""
+        if not cell.type or not hasattr(self.p, "struct_member_type"):
+            return ""
+        t = self.p.struct_member_type(self.resolve_type(cell.type), name)
+        return self.resolve_type(t) if t else ""
 
     def member_of(self, cell: Cell, name: str) -> E:
         """A data member of a struct local whose value is a brace initialiser: the item in the
@@ -561,7 +569,7 @@ class Interp:
         for name in members if len(members) > 1 else ():
             fc = cell.fields.get(name)
             if fc is None:
-                fc = cell.fields[name] = self.new_cell(Attr(Sym(f"struct#{cell.id}"), name))
+                fc = cell.fields[name] = self.new_cell(Attr(Sym(f"struct#{cell.id}"), name), self.member_type(cell, name))
             old, new = fc.value, _member(cell.value, name, members)
             self.set_value(fc, new)
             self.f.assigns.append(Assignment(s.loc, fc.id, None, "=", new, old, new, tuple(self.loops), tuple(self.guards), ""))
@@ -700,12 +708,23 @@ class Interp:
             if item is not None and not (isinstance(item.value, Sym) and item.value.key.startswith("item#")):
                 return item.value
             return builtins.py_index(self, base, [self.ev(i, loc) for i in e.idx], loc)
+        if isinstance(base, Attr) and isinstance(base.base, Load) and self.register_array(base):
+            return base.base  # ``P p = src[i]; p.v[e]``: an element of that loaded copy, not a new load
         ptr = self.index_ptr(base, [self.ev(i, loc) for i in e.idx], loc, final=False)
         if ptr is None:
             return Sym("index", atoms(base))
         if ptr.shape:
             return ptr  # a row of a multi-dimensional array
         return self.load(ptr, loc)
+
+    def register_array(self, member: Attr) -> bool:
+        """``member`` is an array member (``T v[N]``) of a struct value loaded from memory: its items
+        are that load's data in registers (a packed-vector struct read whole, then taken apart)."""
+        load = member.base
+        if self.lang != "cuda" or not isinstance(load, Load) or load.access >= len(self.f.accesses):
+            return False
+        struct = self.resolve_type(self.f.accesses[load.access].elem)
+        return member.name in self.p.struct_arrays(struct) if hasattr(self.p, "struct_arrays") else False
 
     def name(self, ident: str, loc: Loc) -> E:
         c = self.lookup(ident)

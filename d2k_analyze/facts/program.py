@@ -36,6 +36,8 @@ class CudaProgram:
         self.member_types: dict[str, str] = {}
         self.structs: set[str] = set()
         self.fields: dict[str, list[str]] = {}
+        self.arrays: dict[str, set[str]] = {}
+        self.member_types_of: dict[str, dict[str, str]] = {}
         self.by_name: dict[str, list[CudaFunction]] = {}
         self.methods: dict[tuple[str, str], CudaFunction] = {}
         self.constant_nodes: dict[str, tuple[CudaSource, Node]] = {}
@@ -47,6 +49,10 @@ class CudaProgram:
             self.structs |= set(src.struct_templates)
             for sname, members in src.struct_fields.items():
                 self.fields.setdefault(sname, members)
+            for sname, members in src.struct_arrays.items():
+                self.arrays.setdefault(sname, members)
+            for sname, types in src.struct_member_types.items():
+                self.member_types_of.setdefault(sname, types)
             for fn in src.functions:
                 if fn.owner:
                     self.methods.setdefault((fn.owner, fn.name), fn)
@@ -159,6 +165,14 @@ class CudaProgram:
     def struct_fields(self, name: str) -> list[str]:
         """A user struct's data members in declaration order (empty when unknown)."""
         return self.fields.get(name.split("<")[0].split("::")[-1].strip(), [])
+
+    def struct_arrays(self, name: str) -> set[str]:
+        """A user struct's data members declared as arrays held in the struct (empty when unknown)."""
+        return self.arrays.get(name.split("<")[0].split("::")[-1].strip(), set())
+
+    def struct_member_type(self, name: str, member: str) -> str:
+        """The declared type of a plain data member of a user struct ('' when unknown)."""
+        return self.member_types_of.get(name.split("<")[0].split("::")[-1].strip(), {}).get(member, "")
 
     def type_alias(self, name: str) -> str | None:
         return self.types.get(name)

@@ -87,6 +87,8 @@ class CudaSource:
     constant_nodes: dict[str, Node] = field(default_factory=dict)  # name -> value node (constexpr, enum, static member)
     struct_templates: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # struct -> template params
     struct_fields: dict[str, list[str]] = field(default_factory=dict)  # struct -> data members, in declaration order
+    struct_arrays: dict[str, set[str]] = field(default_factory=dict)  # struct -> members that are arrays held in it
+    struct_member_types: dict[str, dict[str, str]] = field(default_factory=dict)  # struct -> member -> declared type
     type_aliases: dict[str, str] = field(default_factory=dict)  # using X = T; typedef T X;
     # ``Traits<16>::Type`` / ``Traits::Type`` (a specialisation's or the primary template's member
     # alias, its arguments written without spaces) -> the aliased type
@@ -300,6 +302,8 @@ def _collect_struct(node: Node, src: CudaSource, template: Node | None, extern_c
                 src.member_types[f"{spelled}::{text(alias)}"] = " ".join(text(typ).split())
     src.struct_templates[sname] = _template_params(template)
     src.struct_fields[sname] = _data_members(body)
+    src.struct_arrays[sname] = _array_members(body)
+    src.struct_member_types[sname] = _member_types(body)
     _collect(body, src, None, extern_c, sname)
     for fn in src.functions:
         if fn.owner == sname and template is not None and not fn.template_params:
@@ -320,6 +324,37 @@ def _data_members(body: Node) -> list[str]:
                 d = d.child_by_field_name("declarator")
             if d is not None and d.type == "field_identifier":
                 out.append(text(d))
+    return out
+
+
+def _member_types(body: Node) -> dict[str, str]:
+    """Each non-static data member's declared type as written (``float`` for ``float count, mean;``):
+    the type a local's member has, as a declared local's type is known."""
+    out: dict[str, str] = {}
+    for decl in body.named_children:
+        typ = decl.child_by_field_name("type") if decl.type == "field_declaration" else None
+        if typ is None or any(c.type == "storage_class_specifier" and text(c) == "static" for c in decl.children):
+            continue
+        for d in decl.children_by_field_name("declarator"):
+            if d.type == "field_identifier":  # plain members only: arrays and pointers are not scalars
+                out[text(d)] = " ".join(text(typ).split())
+    return out
+
+
+def _array_members(body: Node) -> set[str]:
+    """The data members declared as arrays (``T v[N]``, not pointers): storage inside the struct, so
+    that ``p.v[i]`` of a struct copied into registers reads that copy, never memory."""
+    out: set[str] = set()
+    for decl in body.named_children:
+        if decl.type != "field_declaration":
+            continue
+        for d in decl.children_by_field_name("declarator"):
+            if d.type == "array_declarator":
+                inner = d.child_by_field_name("declarator")
+                while inner is not None and inner.type == "array_declarator":
+                    inner = inner.child_by_field_name("declarator")
+                if inner is not None and inner.type == "field_identifier":
+                    out.add(text(inner))
     return out
 
 
