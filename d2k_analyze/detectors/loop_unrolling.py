@@ -56,7 +56,11 @@ def _effective(lp, pragma: str) -> bool:
         return False
     if (_factor(pragma) or 0) > 1:
         return True
-    return lp.trips is not None or all(_compile_time(x) for x in (lp.init, lp.bound, lp.step))
+    if lp.trips is not None:
+        return True
+    # an additive step, or a halving / doubling one (``for (o = 16; o > 0; o >>= 1)``), known when compiled
+    step = lp.step if lp.update == "add" else lp.factor if lp.update in ("shr", "mul", "div") else None
+    return all(_compile_time(x) for x in (lp.init, lp.bound, step))
 
 
 @RULE.cuda

@@ -55,9 +55,21 @@ def _combines_with_shuffle(e) -> bool:
         for s in n.args:
             if is_call(s, SHUFFLES) and len(s.args) >= 2:
                 shuffled = s.args[1] if len(s.args) >= 3 else s.args[0]  # (mask, v, offset) or legacy (v, offset)
-                if shuffled in n.args and (is_call(s, REDUCING_SHUFFLES) or len(s.args) >= 3):
+                if _holds(n, s, shuffled) and (is_call(s, REDUCING_SHUFFLES) or len(s.args) >= 3):
                     return True
     return False
+
+
+def _holds(n, shuffle, shuffled) -> bool:
+    """``n`` combines ``shuffled`` itself beside its shuffle: one of its operands, or, for a sum
+    (or max, min) that the value algebra flattened, all of the shuffled sum's terms among the
+    other operands (``v = a * b + acc; v + shfl(v)`` is stored as ``shfl(v) + a * b + acc``)."""
+    if shuffled in n.args:
+        return True
+    if not isinstance(n, Op) or n.op not in ("+", "max", "min") or not isinstance(shuffled, Op) or shuffled.op != n.op:
+        return False
+    rest = [a for a in n.args if a is not shuffle]
+    return all(term in rest for term in shuffled.args)
 
 
 @RULE.cuda

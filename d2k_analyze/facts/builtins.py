@@ -18,7 +18,7 @@ from . import poly as P
 from .expr import Attr, Call, Cast, E, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef, atoms, num, order_key, short, walk
 from .ir import Assign, Loc, Loop
 from .kernel import CallFact, LoopFact
-from .types import base_type
+from .types import base_type, size_of
 
 # --- arithmetic -----------------------------------------------------------------------------
 
@@ -154,34 +154,33 @@ def carried_value(value: E, cell_id: int, lid: int) -> E:
     return sym
 
 
-def step_of(interp, st: Assign, cell) -> tuple[E | None, str]:
-    """(additive step, update kind) of an induction update ``i += s`` / ``i = i + s`` / ``s >>= 1``."""
+def step_of(interp, st: Assign, cell) -> tuple[E | None, str, E | None]:
+    """(additive step, update kind, operand of a multiplicative update) of an induction update
+    ``i += s`` / ``i = i + s`` / ``s >>= 1`` (operand 1) / ``k *= 2`` (operand 2)."""
     loc = st.loc
     if st.op in ("+=", "-="):
         v = interp.ev(st.value, loc)
-        return (v if st.op == "+=" else binop("neg", (v,))), "add"
-    if st.op in (">>=",):
-        return None, "shr"
-    if st.op in ("<<=", "*="):
-        return None, "mul"
-    if st.op in ("/=",):
-        return None, "div"
+        return (v if st.op == "+=" else binop("neg", (v,))), "add", None
+    if st.op in (">>=", "<<=", "*=", "/="):
+        kind = {">>=": "shr", "/=": "div"}.get(st.op, "mul")
+        return None, kind, interp.ev(st.value, loc)
     if st.op == "=":
         new = interp.ev(st.value, loc)
         old = cell.value
         if isinstance(new, Op) and new.op == "+" and old in new.args:
             rest = [a for a in new.args if a != old]
-            return (rest[0] if len(rest) == 1 else Op("+", tuple(rest))), "add"
-        if isinstance(new, Op) and new.op in (">>", "/", "//") and new.args and new.args[0] == old:
-            return None, "shr" if new.op == ">>" else "div"
+            return (rest[0] if len(rest) == 1 else Op("+", tuple(rest))), "add", None
+        if isinstance(new, Op) and new.op in (">>", "/", "//") and len(new.args) == 2 and new.args[0] == old:
+            return None, "shr" if new.op == ">>" else "div", new.args[1]
         if isinstance(new, Op) and new.op in ("*", "<<") and old in new.args:
-            return None, "mul"
+            rest = [a for a in new.args if a != old]
+            return None, "mul", rest[0] if len(rest) == 1 else None
         d = P.add(P.poly(new), P.poly(old), -1)
         if P.constant_of(d) is not None or not P.mentions(d, "carried"):
             if not any(cell_key in k for k in P.terms(d) for cell_key in (f"carried#{cell.id}",)):
-                return _from_poly(d), "add"
-        return None, "other"
-    return None, "other"
+                return _from_poly(d), "add", None
+        return None, "other", None
+    return None, "other", None
 
 
 def _from_poly(p: P.Poly) -> E:
@@ -384,6 +383,10 @@ def library_call(interp, e: Call, loc: Loc, base: E | None = None) -> E:
         if value is not None:  # ``warp::mul(dst, a, b)``: the destination gets the formula
             interp.assign_value(e.args[0], value, loc)
             return Num(0)
+    if s == "sizeof" and len(args) == 1 and isinstance(args[0], TypeRef) and "|" not in args[0].name:
+        size = size_of(args[0].name)
+        if size:
+            return Num(size)  # ``16 / sizeof(T)`` with T bound: a constant vector width
     if fn in MAX_FNS or s in ("fmaxf", "fmax", "__hmax"):
         return binop("max", args) if len(args) >= 2 else Op("max", args)
     if fn in MIN_FNS or s in ("fminf", "fmin", "__hmin"):

@@ -468,7 +468,7 @@ class Interp:
         if cell is None:
             return None
         start = cell.value
-        step, kind = builtins.step_of(self, st, cell)
+        step, kind, fact.factor = builtins.step_of(self, st, cell)
         fact.update = kind
         return cell, start, step
 
@@ -482,7 +482,7 @@ class Interp:
                 cell = self.lookup(st.target.id)
                 if cell is None:
                     continue
-                step, kind = builtins.step_of(self, st, cell)
+                step, kind, fact.factor = builtins.step_of(self, st, cell)
                 fact.update = kind
                 return cell, cell.value, step
         return None
@@ -1027,6 +1027,9 @@ class Interp:
             if v is not None and not isinstance(v, TypeRef):
                 return v  # a non-type template parameter spelled like a type: kernel<T, VECS>
             break
+        local = self.lookup(t.name) if t.name.isidentifier() else None
+        if local is not None and not isinstance(local.value, (TypeRef, Ptr)):
+            return local.value  # a local constant spelled like a type: constexpr int kVec = 16 / sizeof(T); f<T, kVec>
         c = self.constant(t.name, self.f.loc) if t.name.isidentifier() else None
         if c is not None and not isinstance(c, TypeRef):
             return c

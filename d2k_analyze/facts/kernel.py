@@ -93,6 +93,7 @@ class LoopFact:
     bound: E | None = None  # the other side of the condition
     step: E | None = None  # additive step per iteration (None: not additive)
     update: str = "none"  # add | mul | shr | div | other | none
+    factor: E | None = None  # the operand of a mul / shr / div update (``offset >>= 1``: 1)
     trips: int | None = None
     pragmas: tuple[str, ...] = ()
     kwargs: dict[str, E] = field(default_factory=dict)  # tl.range(..., num_stages=...)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from d2k_analyze.facts.expr import Op, walk
+from d2k_analyze.facts.expr import Num, Op, walk
 from d2k_analyze.model import SourceFile
 from d2k_analyze.parsing import kernel_units
 
@@ -110,3 +110,25 @@ def test_a_member_type_of_a_traits_struct_follows_the_specialisation_its_evaluat
         f = facts_of(tmp_path, TRAITS.replace("KPER", str(k)))
         store = next(a for a in f.accesses if a.kind == "store")
         assert store.elem == elem, (k, store.elem)
+
+
+def test_a_host_local_constant_given_as_template_argument_is_its_value(tmp_path):
+    # ``constexpr int width = 16 / sizeof(T)`` in the host template: the kernel's N is 8 for __half,
+    # so its loop over a bundle has a known trip count (before: N stayed the unresolved name ``width``)
+    f = facts_of(tmp_path, """
+#include <cuda_fp16.h>
+template <typename E, int N>
+__global__ void widen_rows(const E* src, float* dst, long count) {
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < count / N; i += (long)gridDim.x * blockDim.x)
+    for (int j = 0; j < N; ++j) dst[i * N + j] = __half2float(src[i * N + j]);
+}
+template <typename E>
+void widen(const E* src, float* dst, long count) {
+  constexpr int width = 16 / sizeof(E);
+  widen_rows<E, width><<<132, 256>>>(src, dst, count);
+}
+extern "C" void widen_half(const void* src, float* dst, long count) { widen<__half>(static_cast<const __half*>(src), dst, count); }
+""")
+    assert [launch.targs[1] for launch in f.launches] == [Num(8)]
+    inner = next(lp for lp in f.loops.values() if lp.parent is not None)
+    assert inner.trips == 8
