@@ -197,6 +197,34 @@ def test_define_to_constexpr_compiles(tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
+_GOOD_CU = """#include <cuda_runtime.h>
+template <int W> __global__ void fill(float* out, float v) { out[blockIdx.x * W + threadIdx.x] = v; }
+template <typename T> int host_width(const T& shape) { return shape.width; }
+struct Shape { int width; };
+extern "C" int fill_launch(float* out, int n, cudaStream_t s) {
+  fill<32><<<n / host_width(Shape{32}), 32, 0, s>>>(out, 1.f);
+  return static_cast<int>(cudaGetLastError());
+}
+"""
+
+
+def test_the_compile_check_rejects_host_and_device_errors(tmp_path):
+    """The CUDA compile of the validity check (nvcc --cubin, no host-compiler pass) still rejects a
+    host-side error, one inside a template instantiated only from host code, and a device-side one
+    (the three ways a broken rename or constant rewrite shows up), and accepts the intact file."""
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not found: CUDA compile checks need the CUDA toolkit")
+    broken = {
+        "host": _GOOD_CU.replace("return static_cast<int>(cudaGetLastError());", "return static_cast<int>(no_such_status);"),
+        "host template": _GOOD_CU.replace("return shape.width;", "return shape.height;"),
+        "device": _GOOD_CU.replace("out[blockIdx.x * W + threadIdx.x] = v;", "out[blockIdx.x * W + lane] = v;"),
+    }
+    assert all(text != _GOOD_CU for text in broken.values())
+    jobs = [validity.Job("intact", "cuda", _GOOD_CU)] + [validity.Job(name, "cuda", text) for name, text in broken.items()]
+    outcomes = validity.Compiler(tmp_path).run(jobs)
+    assert [o.ok for o in outcomes] == [True, False, False, False], [o.detail[-300:] for o in outcomes]
+
+
 def test_unsupported_embedded_cpp_is_reported():
     """C++ built from f-strings is not rewritten silently: the transformer says it cannot."""
     module = cst.parse_module('from torch.utils.cpp_extension import load_inline\nN = 4\n'
@@ -274,7 +302,10 @@ def _summary(request, lab):
             lines.append(f"      {n:3d}  {prop}")
     if lab.validity:
         c = lab.validity["compiler"]
-        lines.append(f"  compiles: {c['compiled']} run now, {c['cached']} known from pytest's cache")
+        t = lab.validity["seconds"]
+        lines.append(f"  compiles: {c['compiled']} run now, {c.get('shared', 0)} the same as another case's, "
+                     f"{c['cached']} known from pytest's cache; {t['worker']} s running the submissions, "
+                     f"{t['compiles']} s compiling")
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     capture = request.config.pluginmanager.get_plugin("capturemanager")
     if reporter is not None and capture is not None:
