@@ -225,6 +225,55 @@ def test_the_compile_check_rejects_host_and_device_errors(tmp_path):
     assert [o.ok for o in outcomes] == [True, False, False, False], [o.detail[-300:] for o in outcomes]
 
 
+_STUB_TORCH = {
+    "torch/extension.h": "#pragma once\nnamespace at { struct Tensor { int n; }; }\n"
+                         "namespace pybind11 { struct module_ { template <class F> void def(const char*, F, const char*) {} }; }\n"
+                         "namespace torch { template <class F> F wrap_pybind_function(F f) { return f; } }\n"
+                         "#define PYBIND11_MODULE(name, m) void d2k_module_init(pybind11::module_& m)\n",
+}
+
+
+class _StubCompiler(validity.Compiler):
+    """The validity compiler against a stand-in torch header: batching is about C++ scoping, and the
+    real headers cost ~30 s a unit."""
+
+    def _host_includes(self) -> list[str]:
+        root = self.workdir / "stub_torch"
+        for rel, text in _STUB_TORCH.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        return [str(root)]
+
+    def _build_pch(self) -> None:
+        self._pch_failed = "not used here"
+
+
+def _wrapper(name: str, value: str, extra: str = "") -> validity.Job:
+    body = (f"#include <torch/extension.h>\n#define SCALE {value}\n{extra}"
+            "at::Tensor scale(const at::Tensor& x) { return at::Tensor{x.n * SCALE}; }\n"
+            'extern "C" int launch_scale(int n);\n')
+    return validity.Job(name, "host", body + validity.binding_code(["scale"]), body=body, functions=("scale",))
+
+
+def test_host_wrappers_checked_in_a_batch_keep_their_own_verdicts(tmp_path):
+    """Wrappers that define the same function and macro share a unit without clashing; a broken one
+    fails on its own (the batch is rechecked one by one); a wrapper that only compiles with an
+    earlier wrapper's macro is not let through by sharing its unit."""
+    if shutil.which("c++") is None and shutil.which("g++") is None:
+        pytest.skip("no host C++ compiler")
+    compiler = _StubCompiler(tmp_path)
+    clean = [_wrapper("a", "2"), _wrapper("b", "3"), _wrapper("c", "4", "static int helper = 1;\n")]
+    assert [o.ok for o in compiler.run(clean)] == [True, True, True]
+    assert compiler.stats["host_batches"] == 1
+    broken = _wrapper("broken", "2", "static int bad = undefined_name;\n")
+    leaning = validity.Job("leaning", "host", "int twice(int v) { return v * SCALE; }\n", body="int twice(int v) { return v * SCALE; }\n")
+    outcomes = compiler.run([_wrapper("d", "5"), broken, _wrapper("e", "6")])
+    assert [o.ok for o in outcomes] == [True, False, True], [o.detail[-200:] for o in outcomes]
+    assert "undefined_name" in outcomes[1].detail
+    outcomes = compiler.run([_wrapper("f", "7"), leaning])
+    assert [o.ok for o in outcomes] == [True, False] and "SCALE" in outcomes[1].detail
+
+
 def test_unsupported_embedded_cpp_is_reported():
     """C++ built from f-strings is not rewritten silently: the transformer says it cannot."""
     module = cst.parse_module('from torch.utils.cpp_extension import load_inline\nN = 4\n'
@@ -303,7 +352,8 @@ def _summary(request, lab):
     if lab.validity:
         c = lab.validity["compiler"]
         t = lab.validity["seconds"]
-        lines.append(f"  compiles: {c['compiled']} run now, {c.get('shared', 0)} the same as another case's, "
+        lines.append(f"  compiles: {c['compiled']} run now ({c.get('host_batches', 0)} batches of host wrappers), "
+                     f"{c.get('shared', 0)} the same as another case's, "
                      f"{c['cached']} known from pytest's cache; {t['worker']} s running the submissions, "
                      f"{t['compiles']} s compiling")
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")

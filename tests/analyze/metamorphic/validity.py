@@ -9,8 +9,9 @@
   through ptxas; it leaves out the host compiler's pass over the host half, which took two thirds
   of each compile (3.9 s against 1.2 s for a GEMM file) and finds nothing the front end has not. Every changed C++ wrapper (the
   ``cpp_sources``, which include torch) is checked by the host compiler with the pybind
-  bindings ``load_inline`` would append for ``functions=[...]``, as ``load_inline`` itself builds
-  it; and the module attributes ``run`` uses must be among those functions, and every
+  bindings ``load_inline`` would append for ``functions=[...]`` (up to eight wrappers per
+  translation unit, each in its own namespace: ``batch_source``; a failing batch is checked again
+  one wrapper at a time, as ``load_inline`` itself builds it); and the module attributes ``run`` uses must be among those functions, and every
   ``extern "C"`` function the wrapper declares must be defined by the CUDA sources.
 * Triton: the worker runs the smoke workload (first seed) on the CPU interpreter against the
   task's reference, plus the extra inputs of ``worker.EXTRA_PARAMS``.
@@ -30,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -143,6 +145,8 @@ class Job:
     source: str
     include_dirs: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
+    body: str = ""  # host: the wrapper sources alone; ``source`` is them plus load_inline's bindings
+    functions: tuple[str, ...] = ()  # host: the functions load_inline binds
 
     def headers(self) -> str:
         """Local headers the source may include (part of the cache key)."""
@@ -173,6 +177,31 @@ def binding_code(functions: list[str]) -> str:
     return f"\n#include <torch/extension.h>\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{\n{defs}}}\n"
 
 
+HOST_BATCH = 8  # wrappers checked in one translation unit
+_INCLUDE = re.compile(r"^\s*#\s*include\b.*$", re.M)
+_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)", re.M)
+
+
+def batch_source(jobs: list[Job]) -> str:
+    """Several host wrappers as one translation unit: each in its own namespace with its bindings
+    as a function there (one ``PYBIND11_MODULE`` per unit is all C++ allows), its ``#include``
+    lines hoisted to the top and its macros undefined after it. Why: every unit pays GCC's
+    deferred template instantiation of the torch headers (~11 s, precompiled header or not), once
+    per unit instead of once per wrapper. A failing batch is compiled again one wrapper at a time,
+    so a failure is always some wrapper's own."""
+    includes: list[str] = []
+    parts: list[str] = []
+    for k, job in enumerate(jobs):
+        for line in _INCLUDE.findall(job.body):
+            if line.strip() not in includes:
+                includes.append(line.strip())
+        defs = "".join(f'  m.def("{f}", torch::wrap_pybind_function({f}), "{f}");\n' for f in job.functions)
+        undef = "".join(f"#undef {name}\n" for name in dict.fromkeys(_DEFINE.findall(job.body)))
+        parts.append(f"namespace d2k_job_{k} {{\n{_INCLUDE.sub('', job.body)}\n"
+                     f"static void d2k_bind(pybind11::module_& m) {{\n{defs}}}\n}}  // namespace d2k_job_{k}\n{undef}")
+    return "#include <torch/extension.h>\n" + "\n".join(includes) + "\n" + "\n".join(parts)
+
+
 def extern_c_names(text: str, defined: bool) -> set[str]:
     """``extern "C"`` functions a source declares (``defined=False``) or defines (``True``)."""
     out = set()
@@ -200,7 +229,7 @@ class Compiler:
         self._pch_lock = threading.Lock()
         self._versions = _version([self.nvcc, "--version"]) if self.nvcc else ""
         self._versions += _version([self.cxx, "--version"]) if self.cxx else ""
-        self.stats = {"compiled": 0, "cached": 0, "shared": 0}
+        self.stats = {"compiled": 0, "cached": 0, "shared": 0, "host_batches": 0}
 
     # include paths ----------------------------------------------------------------------------
     def _cuda_include(self) -> list[str]:
@@ -273,6 +302,22 @@ class Compiler:
             return Outcome(False, f"{job.label}: {' '.join(cmd[:3])} ... failed:\n{proc.stderr[-4000:]}")
         return Outcome(True, f"{job.label}: compiled")
 
+    def _run_group(self, jobs: list[Job], group: list[int]) -> list[Outcome]:
+        """One compile job, or a batch of host wrappers in one unit (each again on its own if the
+        batch fails)."""
+        if len(group) == 1:
+            return [self._run(jobs[group[0]], group[0])]
+        self._build_pch()
+        folder = self.workdir / "jobs" / f"batch{group[0]:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        src = folder / "batch.cpp"
+        src.write_text(batch_source([jobs[i] for i in group]))
+        cmd = self.host_command(src, pch=True) + [*(f"-I{d}" for d in jobs[group[0]].include_dirs)]
+        if subprocess.run(cmd, capture_output=True, text=True, timeout=600).returncode == 0:
+            self.stats["host_batches"] += 1
+            return [Outcome(True, f"{jobs[i].label}: compiled (a batch of {len(group)} wrappers)") for i in group]
+        return [self._run(jobs[i], i) for i in group]
+
     def run(self, jobs: list[Job]) -> list[Outcome]:
         outcomes: list[Outcome | None] = [None] * len(jobs)
         todo, first_of, same_as = [], {}, {}
@@ -286,16 +331,24 @@ class Compiler:
             else:
                 first_of[key] = i
                 todo.append(i)
-        # The precompiled torch header builds on one core while the CUDA jobs use the others.
-        todo.sort(key=lambda i: jobs[i].kind != "cuda")
+        # The precompiled torch header builds on one core while the CUDA jobs use the others; the
+        # host wrappers go in batches of up to HOST_BATCH that share their include paths.
+        groups: list[list[int]] = [[i] for i in todo if jobs[i].kind == "cuda"]
+        by_paths: dict[tuple[str, ...], list[int]] = {}
+        for i in todo:
+            if jobs[i].kind == "host":
+                by_paths.setdefault(tuple(jobs[i].include_dirs), []).append(i)
+        for members in by_paths.values():
+            groups += [members[k:k + HOST_BATCH] for k in range(0, len(members), HOST_BATCH)]
         with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
             if any(jobs[i].kind == "host" for i in todo):
                 pool.submit(self._build_pch)
-            for i, outcome in zip(todo, pool.map(lambda i: self._run(jobs[i], i), todo)):
-                outcomes[i] = outcome
-                self.stats["compiled"] += 1
-                if outcome.ok and self.cache is not None:
-                    self.cache.set(self.key(jobs[i]), True)
+            for group, results in zip(groups, pool.map(lambda g: self._run_group(jobs, g), groups)):
+                for i, outcome in zip(group, results):
+                    outcomes[i] = outcome
+                    self.stats["compiled"] += 1
+                    if outcome.ok and self.cache is not None:
+                        self.cache.set(self.key(jobs[i]), True)
         for i, j in same_as.items():
             done = outcomes[j]
             outcomes[i] = Outcome(done.ok, f"{jobs[i].label}: same source as {jobs[j].label}: " + done.detail)
@@ -325,8 +378,9 @@ def cuda_jobs(label: str, capture: dict, original: dict) -> tuple[list[Job], lis
                 jobs.append(Job(f"{label} cuda_sources[{j}]", "cuda", src, call["extra_include_paths"], flags))
         if call["cpp_sources"] and (call["cpp_sources"] != orig["cpp_sources"] or call["functions"] != orig["functions"]):
             # load_inline joins the C++ sources into one file and appends the bindings
-            source = "\n".join(call["cpp_sources"]) + binding_code(call["functions"])
-            jobs.append(Job(f"{label} cpp_sources", "host", source, call["extra_include_paths"]))
+            body = "\n".join(call["cpp_sources"])
+            jobs.append(Job(f"{label} cpp_sources", "host", body + binding_code(call["functions"]), call["extra_include_paths"],
+                            body=body, functions=tuple(call["functions"])))
     return jobs, problems
 
 
