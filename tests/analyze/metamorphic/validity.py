@@ -4,14 +4,15 @@
   recorder, which yields exactly the sources and options the build would get. Every CUDA source
   that differs from the original's is compiled with ``nvcc -arch=sm_90 -std=c++17 --cubin``
   (device optimisation off: the question is whether it compiles, and -O0 makes it several times
-  faster), with the ``extra_include_paths`` the call passes. ``--cubin`` runs nvcc's C++ front end
-  over the whole file, host code and its template instantiations included, and the device code
-  through ptxas; it leaves out the host compiler's pass over the host half, which took two thirds
-  of each compile (3.9 s against 1.2 s for a GEMM file) and finds nothing the front end has not. Every changed C++ wrapper (the
-  ``cpp_sources``, which include torch) is checked by the host compiler with the pybind
-  bindings ``load_inline`` would append for ``functions=[...]`` (up to eight wrappers per
-  translation unit, each in its own namespace: ``batch_source``; a failing batch is checked again
-  one wrapper at a time, as ``load_inline`` itself builds it); and the module attributes ``run`` uses must be among those functions, and every
+  faster), with the ``extra_include_paths`` the call passes. ``--cubin`` runs nvcc's C++ front
+  end over the whole file, host code and its template instantiations included, and the device
+  code through ptxas; it leaves out the host compiler's pass over the host half, which took two
+  thirds of each compile (3.9 s against 1.2 s for a GEMM file) and finds nothing the front end
+  has not. Every changed C++ wrapper (the ``cpp_sources``, which include torch) is checked by the
+  host compiler with the pybind bindings ``load_inline`` would append for ``functions=[...]``
+  (up to eight wrappers per translation unit, each in its own namespace: ``batch_source``; a
+  failing batch is checked again one wrapper at a time, as ``load_inline`` itself builds it);
+  and the module attributes ``run`` uses must be among those functions, and every
   ``extern "C"`` function the wrapper declares must be defined by the CUDA sources.
 * Triton: the worker runs the smoke workload (first seed) on the CPU interpreter against the
   task's reference, plus the extra inputs of ``worker.EXTRA_PARAMS``.
