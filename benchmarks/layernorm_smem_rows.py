@@ -48,16 +48,10 @@ from rows_one_barrier import _bench  # noqa: E402
 
 BANDWIDTH = 4.3e12  # bytes/s: the H200's measured copy bandwidth
 TASK = ROOT / "tasks" / "layernorm"
-_expert = None
-
-
-def smem_rows_layernorm(x, w, b, threads: int, rows: int) -> torch.Tensor:
-    """The expert's shared-memory kernel (layernorm_smem_rows.cu, through the expert's own binding)
-    at one (threads, rows per CTA) setting, whatever the expert itself would choose for this N."""
-    global _expert
-    if _expert is None:
-        _expert = load_module(TASK / "expert", "layernorm_expert")
-    return _expert._smem_module().smem_rows_layernorm(x, w, b, threads, rows, _expert.EPS)
+def smem_rows_layernorm(mod, x, w, b, threads: int, rows: int) -> torch.Tensor:
+    """The expert's shared-memory kernel (layernorm_smem_rows.cu, through the expert module ``mod``'s
+    own binding) at one (threads, rows per CTA) setting, whatever the expert would choose for this N."""
+    return mod._smem_module().smem_rows_layernorm(x, w, b, threads, rows, mod.EPS)
 
 
 SMEM_LIMIT = 200 * 1024  # bytes of rows one CTA may stage (the opt-in maximum is 227 KB)
@@ -101,7 +95,7 @@ def _check(mod, tol, emit) -> int:
     for m, n, mean, misalign in cases:
         trials = [("run", None, mod.run), ("triton_run", None, mod.triton_run)]
         if n % 8 == 0 and not misalign:
-            trials += [("smem", s, lambda x, w, b, s=s: smem_rows_layernorm(x, w, b, *s)) for s in _settings(n)]
+            trials += [("smem", s, lambda x, w, b, s=s: smem_rows_layernorm(mod, x, w, b, *s)) for s in _settings(n)]
         for seed in (0, 1):
             x, w, b = _inputs(m, n, mean, seed, misalign)
             for kind, setting, fn in trials:
@@ -136,7 +130,7 @@ def _sweep(mod, ref, task, tol, emit, reps: int) -> None:
         timed("expert", lambda: mod.run(x, w, b), {})
         timed("triton", lambda: mod.triton_run(x, w, b), {})  # the expert's register kernel alone
         for s in _settings(n):
-            timed("smem", lambda s=s: smem_rows_layernorm(x, w, b, *s), {"setting": s})
+            timed("smem", lambda s=s: smem_rows_layernorm(mod, x, w, b, *s), {"setting": s})
 
 
 def _summary(records: list[dict]) -> None:
@@ -148,8 +142,6 @@ def main(argv=None) -> int:
     tol = task.tolerance["bfloat16"]
     ref = load_module(TASK / "reference.py", "layernorm_reference")
     mod = load_module(TASK / "expert", "layernorm_expert")
-    global _expert
-    _expert = mod
     return run_checked_sweep(__doc__.split("\n\n")[0], lambda emit: _check(mod, tol, emit),
                              lambda emit, reps: _sweep(mod, ref, task, tol, emit, reps), _summary, argv)
 

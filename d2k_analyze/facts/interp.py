@@ -724,7 +724,7 @@ class Interp:
         if self.lang != "cuda" or not isinstance(load, Load) or load.access >= len(self.f.accesses):
             return False
         struct = self.resolve_type(self.f.accesses[load.access].elem)
-        return member.name in self.p.struct_arrays(struct) if hasattr(self.p, "struct_arrays") else False
+        return member.name in self.p.struct_arrays(struct)
 
     def name(self, ident: str, loc: Loc) -> E:
         c = self.lookup(ident)

@@ -172,10 +172,14 @@ def _version(cmd: list[str]) -> str:
         return ""
 
 
+def _defs(functions) -> str:
+    """The ``m.def`` lines load_inline writes for ``functions=[...]``."""
+    return "".join(f'  m.def("{f}", torch::wrap_pybind_function({f}), "{f}");\n' for f in functions)
+
+
 def binding_code(functions: list[str]) -> str:
     """The pybind module load_inline appends to ``cpp_sources`` for ``functions=[...]``."""
-    defs = "".join(f'  m.def("{f}", torch::wrap_pybind_function({f}), "{f}");\n' for f in functions)
-    return f"\n#include <torch/extension.h>\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{\n{defs}}}\n"
+    return f"\n#include <torch/extension.h>\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{\n{_defs(functions)}}}\n"
 
 
 HOST_BATCH = 8  # wrappers checked in one translation unit
@@ -196,10 +200,9 @@ def batch_source(jobs: list[Job]) -> str:
         for line in _INCLUDE.findall(job.body):
             if line.strip() not in includes:
                 includes.append(line.strip())
-        defs = "".join(f'  m.def("{f}", torch::wrap_pybind_function({f}), "{f}");\n' for f in job.functions)
         undef = "".join(f"#undef {name}\n" for name in dict.fromkeys(_DEFINE.findall(job.body)))
         parts.append(f"namespace d2k_job_{k} {{\n{_INCLUDE.sub('', job.body)}\n"
-                     f"static void d2k_bind(pybind11::module_& m) {{\n{defs}}}\n}}  // namespace d2k_job_{k}\n{undef}")
+                     f"static void d2k_bind(pybind11::module_& m) {{\n{_defs(job.functions)}}}\n}}  // namespace d2k_job_{k}\n{undef}")
     return "#include <torch/extension.h>\n" + "\n".join(includes) + "\n" + "\n".join(parts)
 
 
