@@ -13,8 +13,11 @@ from ..facts.kernel import Access, Assignment, CallFact, KernelFacts, LoopFact
 
 # Library exponentials only: a user helper counts by what its body does (inlined, or an inline-PTX
 # ex2.approx read as exp2), never by its name.
-EXP = frozenset({"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2", "expm1", "expm1f"})
-LOG = frozenset({"log", "logf", "__logf", "log2", "log2f", "__log2f", "hlog", "h2log", "log1p", "log1pf"})
+# (libdevice's fast variants too: Triton's ``tl.math.fast_expf``, ``__nv_fast_expf``)
+EXP = frozenset({"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2", "expm1", "expm1f",
+                 "fast_expf", "__nv_fast_expf", "__nv_expf", "__nv_exp2f"})
+LOG = frozenset({"log", "logf", "__logf", "log2", "log2f", "__log2f", "hlog", "h2log", "log1p", "log1pf",
+                 "fast_logf", "fast_log2f", "__nv_fast_logf", "__nv_fast_log2f"})
 SHUFFLES = frozenset({"__shfl_xor_sync", "__shfl_down_sync", "__shfl_up_sync", "__shfl_sync", "__shfl_xor", "__shfl_down",
                       "shfl_xor", "shfl_down", "shfl_up", "shfl", "__shfl_down_sync_", "shfl_xor_sync", "shfl_down_sync"})
 REDUCING_SHUFFLES = frozenset({"__shfl_xor_sync", "__shfl_down_sync", "__shfl_xor", "__shfl_down", "shfl_xor", "shfl_down",
@@ -422,3 +425,37 @@ def global_accesses_in(f: KernelFacts, lid: int) -> list[Access]:
                 for l in set(a.loops):
                     by_loop.setdefault(l, []).append(a)
     return by_loop.get(lid, [])
+
+
+WARP = 32
+
+
+def _lane_key(key: str) -> bool:
+    """A term that is the lane within a warp (or within a group of lanes): ``lane``,
+    ``threadIdx.x % 32``, ``threadIdx.x & 1``."""
+    if key == "lane":
+        return True
+    n = P.opaque_expr(key) if key.startswith("~") else None
+    if not (isinstance(n, Op) and len(n.args) == 2 and n.op in ("%", "&")):
+        return False
+    width = num(n.args[1])
+    width = width + 1 if n.op == "&" and width is not None else width
+    return width is not None and 0 < width <= WARP and atoms(n.args[0]) <= {"tid.x"}
+
+
+def same_in_every_warp(acc) -> bool:
+    """The read's address depends on the thread only through its lane: every warp reads the
+    same elements, the case of a vector cached in shared memory that all warps share (a GEMV's
+    x), not of a 2-D operand tile whose rows or columns differ between warps."""
+    keys = P.terms(acc.poly)
+    thread_keys = {k for k in keys if k.startswith(("tid", "lane", "warp")) or (k.startswith("~") and any(
+        a.startswith(("tid", "lane", "warp")) for a in atoms(P.opaque_expr(k) or Num(0))))}
+    return bool(thread_keys) and all(_lane_key(k) for k in thread_keys)
+
+
+def cached_vector(f: KernelFacts, obj: int) -> bool:
+    """A shared object every warp reads alike: each load of it is the same for all threads (a
+    broadcast) or depends on the thread only through its lane. It caches a vector (a GEMV's x),
+    it does not hold a 2-D operand tile."""
+    reads = [a for a in f.accesses if a.obj == obj and a.kind == "load"]
+    return bool(reads) and all(same_in_every_warp(r) or not any(P.mentions(r.poly, k) for k in ("tid", "lane", "warp")) for r in reads)

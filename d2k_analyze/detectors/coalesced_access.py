@@ -23,7 +23,7 @@ from ..facts import poly as P
 from ..facts.concrete import lane_offsets
 from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, present
-from ._queries import mac_sources, sources
+from ._queries import cached_vector, mac_sources, sources
 
 def _compiled(ir: TritonIR) -> Reading:
     """Triton: the coalescing pass orders each load layout by the contiguity it proved; when the
@@ -63,8 +63,11 @@ def _classify(acc) -> str:
 
 
 def _tile_fills(f) -> set[int]:
-    """Global loads whose data is staged in shared memory (the main loads of a tiled kernel)."""
+    """Global loads whose data is staged in shared-memory tiles (the main loads of a tiled
+    kernel); filling a cached vector every warp reads alike is a one-off copy, not the main
+    traffic."""
     return {x.id for a in f.accesses if a.space == "shared" and a.kind in ("store", "rmw") and a.value is not None
+            and not cached_vector(f, a.obj)
             for x in sources(f, a.value) if x.space == "global"} | {a.id for a in f.accesses if a.space == "global" and a.via == "async"}
 
 

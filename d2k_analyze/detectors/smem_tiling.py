@@ -13,14 +13,15 @@ else 0.
 
 ## Not to be confused with
 Shared memory used only to reorder data (a transpose), to cache one row that each thread reads
-back once, or as reduction scratch; arrays never read.
+back once or that every warp reads alike (a GEMV's vector: the read address depends on the
+thread only through its lane), or as reduction scratch; arrays never read.
 """
 
 from ..facts import poly as P
 from ..facts.expr import Load, atoms, walk
 from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, not_applicable, present
-from ._queries import dots, expand, mac_sources, mma_calls, sources
+from ._queries import dots, expand, mac_sources, mma_calls, same_in_every_warp, sources
 
 def _compiled(ir: TritonIR) -> Reading:
     """Triton with tl.dot: the dot's operand tiles are staged in shared memory (``ttg.local_alloc``
@@ -76,7 +77,7 @@ def _reused(f, obj: int) -> list:
     mac_loads = {x.id for x in mac_sources(f)}
     # operands whose element depends on the thread: a 2-D tile shared by rows/columns of threads;
     # a chunk every thread reads in full (one cached row) is not a tile
-    out = [r for r in reads if r.id in mac_loads and _thread_dependent(r)]
+    out = [r for r in reads if r.id in mac_loads and _thread_dependent(r) and not same_in_every_warp(r)]
     for c in f.calls:
         if c.short in FRAGMENT_LOADS:
             for n in walk(c.call):

@@ -12,7 +12,8 @@ different grid axes mixed through bit operations; or ``tl.swizzle2d``. A groupin
 resolves to 1 makes the remainder vanish and earns nothing.
 
 ## Not to be confused with
-Row-major decomposition (``pid // n``, ``pid % n``), batch decomposition of a linear id.
+Row-major decomposition (``pid // n``, ``pid % n``), batch decomposition of a linear id; a
+per-thread element index split into a tiled data layout (its dividend reads ``threadIdx``).
 """
 
 from ..facts import poly as P
@@ -33,11 +34,23 @@ def _at_most_one(e) -> bool:
     return num(e) == 1 or (isinstance(e, Op) and e.op == "min" and any(num(x) == 1 for x in e.args))
 
 
+THREAD_INDEX = ("tid.", "lane", "warp")
+
+
+def _per_block(e) -> bool:
+    """A value every thread of the block shares: a tile coordinate. One that reads the thread
+    index (``(blockIdx.x * blockDim.x + threadIdx.x) / n``) splits an element index into a data
+    layout, which is not a visiting order of tiles."""
+    return not any(k.startswith(THREAD_INDEX) for k in atoms(e))
+
+
 def _grid_kind(key: str, tile_iters) -> tuple[str, str] | None:
     """(kind, divisor) of an opaque offset term computed from a block index: q (quotient, shift),
     r (remainder, mask), x (xor of two grid values)."""
     n = P.opaque_expr(key) if key.startswith("~") else None
     if not (isinstance(n, Op) and len(n.args) == 2 and _grid_dep(n.args[0], tile_iters)) or _at_most_one(n.args[1]):
+        return None
+    if not _per_block(n.args[0]):
         return None
     if n.op in ("/", "//", ">>", "<<"):
         return ("q", repr(n.args[1]))  # a shift left moves an index into higher bits alike

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..parsing.cuda import CudaFunction
 from ..parsing.python import PyFunction, PySource
 from .expr import E, Op, Sym, TypeRef
-from .interp import Interp
+from .interp import Frame, Interp
 from .ir import Func
 from .kernel import KernelFacts, LaunchFact
 from .program import CudaProgram, PyProgram, _value_expr
@@ -131,14 +131,20 @@ def cuda_kernel_facts(program: CudaProgram, fn: CudaFunction, host: HostIndex, f
     _bind_arguments(func, facts.launches)
     facts.host_names = set(host.names.get(fn.name, set()))
     interp = Interp(program, facts)
-    values: list[E] = []
-    for i, p in enumerate(func.params):
-        t = interp.resolve_type(p.type)
-        if p.pointer or "*" in t or "[" in t:
-            values.append(interp.pointer_param(i, t))
-        else:
-            values.append(Sym(f"param#{i}"))
     tbind = _template_binding(func, facts)
+    values: list[E] = []
+    # parameter types under the launch's template arguments: ``T* w`` with ``T = half`` points
+    # at halves, so a ``half2`` view of it moves two elements per step
+    interp.frames.append(Frame(None, [{}], dict(tbind)))
+    try:
+        for i, p in enumerate(func.params):
+            t = interp.resolve_type(p.type)
+            if p.pointer or "*" in t or "[" in t:
+                values.append(interp.pointer_param(i, t))
+            else:
+                values.append(Sym(f"param#{i}"))
+    finally:
+        interp.frames.pop()
     interp.run_kernel(func, values, tbind)
     facts.lib_names = interp.lib_names
     return facts

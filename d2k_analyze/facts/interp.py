@@ -40,7 +40,10 @@ class Program(Protocol):
 
     language: str
 
-    def function(self, name: str, nargs: int) -> Func | None: ...
+    def function(self, name: str, nargs: int, near: str = "") -> Func | None:
+        """The user function a call reaches; ``near``: the caller's file, whose own definition
+        a bare name means when several files define one."""
+        ...
 
     def method(self, owner: str, name: str) -> Func | None: ...
 
@@ -106,7 +109,8 @@ class Interp:
         self.guards: list[E] = []
         self.cells = 0
         self.steps = 0
-        self.active: list[str] = []  # functions being inlined (recursion guard)
+        self.active: list[int] = []  # ids of the functions being inlined: the recursion guard (a same-named
+        # method of another class or module is not recursion)
         self.const_cache: dict[str, E] = {}
         self.const_active: set[str] = set()
         self.param_objs: dict[str, int] = {}  # opaque pointer base -> implicit global object
@@ -131,7 +135,7 @@ class Interp:
         for p, v in zip(fn.params, param_values):
             frame.scopes[0][p.name] = self.new_cell(v, p.type)
         self.frames.append(frame)
-        self.active.append(fn.name)
+        self.active.append(id(fn))
         try:
             self.block(fn.body)
         finally:
@@ -202,6 +206,13 @@ class Interp:
             if c is not None:
                 return c
         return self.globals.get(name)
+
+    def caller_file(self) -> str:
+        """The file of the innermost function being run (a lambda runs in its definer's)."""
+        for fr in reversed(self.frames):
+            if fr.func is not None:
+                return fr.func.loc.file
+        return ""
 
     def bind(self, name: str, cell: Cell) -> None:
         self.frame.scopes[-1][name] = cell
@@ -856,7 +867,7 @@ class Interp:
                 # called, so this is a conversion to that type
                 return Cast(e.fn, self.ev(e.args[0], loc))
             break
-        fn = self.p.function(e.fn, len(e.args))
+        fn = self.p.function(e.fn, len(e.args), self.caller_file())
         if fn is not None and fn.kind == "host" and hasattr(self.p, "overloads"):
             result = ZERO
             for overload in self.p.overloads(e.fn, len(e.args)):  # host overloads by type: follow each
@@ -892,7 +903,7 @@ class Interp:
         return builtins.library_call(self, Call("()", (target,) + tuple(args)), loc)
 
     def inline(self, fn: Func, args: list[E], loc: Loc, targs: tuple[E, ...] = (), this: E | None = None) -> E:
-        if len(self.frames) > MAX_DEPTH or fn.name in self.active or self.steps > MAX_STATEMENTS:
+        if len(self.frames) > MAX_DEPTH or id(fn) in self.active or self.steps > MAX_STATEMENTS:
             vals = [self.ev(a, loc) for a in args]
             return Sym(f"call#{fn.name}", frozenset().union(*(atoms(v) for v in vals)) if vals else frozenset())
         frame = Frame(fn, [{}], {}, guard_base=len(self.guards))
@@ -919,9 +930,15 @@ class Interp:
                 v = self.ev(p.default, loc)
             else:
                 v = Sym(f"arg#{i}")
-            frame.scopes[0][p.name] = self.new_cell(v, self.resolve_type(p.type))
+            ptype = self.resolve_type(p.type)
+            typed = (p.pointer or "*" in ptype) and size_of(ptype) is not None
+            if typed and isinstance(v, Ptr) and not v.shape and size_of(v.elem) is None:
+                # ``T* w`` of a kernel no launch pins T, handed to a ``half* w`` parameter: the
+                # call only compiles when T is half, so the pointer points at halves here
+                v = Ptr(v.obj, base_type(ptype), v.off)
+            frame.scopes[0][p.name] = self.new_cell(v, ptype)
         self.frames.append(frame)
-        self.active.append(fn.name)
+        self.active.append(id(fn))
         try:
             self.block(fn.body)
         finally:

@@ -89,11 +89,11 @@ def record(interp, raw: Call, loc: Loc) -> E:
         return Num(0)
     args = [interp.ev(a, loc) for a in raw.args]
     if fn in ("cudaLaunchKernel", "cudaLaunchCooperativeKernel") and len(args) >= 3:
-        name = kernel_name(interp, _strip(args[0]))
+        name = kernel_name(interp, _pointee(args[0]))
         _add(interp, name, LaunchFact(loc, dims(args[1]), dims(args[2]), args[4] if len(args) > 4 else None, (), {}, (fn,),
                                       _kernel_targs(interp, raw.args[0], loc)))
     elif fn in ("cudaLaunchKernelEx", "cudaLaunchKernelExC", "cuLaunchKernelEx") and len(args) >= 2:
-        name = kernel_name(interp, _strip(args[1]))
+        name = kernel_name(interp, _pointee(args[1]))
         config = raw.args[0].args[0] if isinstance(raw.args[0], Op) and raw.args[0].op == "addr" else raw.args[0]
         grid = interp.ev(Attr(config, "gridDim"), loc)
         block = interp.ev(Attr(config, "blockDim"), loc)
@@ -110,7 +110,7 @@ def record(interp, raw: Call, loc: Loc) -> E:
             grid, block, smem = dims(interp.ev(Attr(raw.args[0], "grid_dims"), loc)), dims(interp.ev(Attr(raw.args[0], "block_dims"), loc)), None
         _add(interp, name, LaunchFact(loc, grid, block, smem, tuple(args[2:]), {}, (fn, "cluster")))
     elif fn == "cuLaunchKernel" and len(args) >= 7:
-        name = kernel_name(interp, _strip(args[0]))
+        name = kernel_name(interp, _pointee(args[0]))
         _add(interp, name, LaunchFact(loc, tuple(args[1:4]), tuple(args[4:7]), args[7] if len(args) > 7 else None, (), {}, (fn,)))
     return Num(0)
 
@@ -119,7 +119,7 @@ def _kernel_targs(interp, lowered: E, loc: Loc) -> tuple[E, ...]:
     """Template arguments of a kernel passed by pointer (``cudaLaunchKernelEx(cfg, k<C, 4>, ...)``)."""
     node = _strip(lowered)
     while isinstance(node, Cast):
-        node = _strip(node.value)
+        node = _strip(node.arg)
     if not isinstance(node, Name):
         return ()
     return tuple(interp.resolve_typeref(t) if isinstance(t, TypeRef) else interp.ev(t, loc) for t in node.targs)

@@ -8,8 +8,8 @@ import re
 
 from ..parsing.cuda import CudaFunction, CudaSource
 from ..parsing.liveness import UNKNOWN, literal_value
-from ..parsing.python import PyFunction, PySource
-from ..parsing.treesitter import Node, text, walk
+from ..parsing.python import PyFunction, PySource, resolve_reference
+from ..parsing.treesitter import Node, of_types_unordered, text, walk
 from .expr import E, Name, Num, Str, Sym, TypeRef
 from .ir import Func
 from .lower_cuda import CudaLowering
@@ -63,10 +63,12 @@ class CudaProgram:
                 self.constant_nodes.setdefault(name.split("::")[-1], (src, node))
             for name, value in src.constants.items():
                 self.constant_text.setdefault(name, value)
+        for name, hit in _set_once_variables(sources).items():
+            self.constant_nodes.setdefault(name, hit)
         self._lowered: dict[int, Func] = {}
         self._nodes: dict[int, object] = {}  # id(lowered Func) -> tree-sitter node it came from
         self._const: dict[str, E | None] = {}
-        self._functions: dict[tuple[str, int], Func | None] = {}
+        self._functions: dict[tuple[str, int, str], Func | None] = {}
 
     def lowering(self, src: CudaSource) -> CudaLowering:
         return CudaLowering(src.file, src.line, [(n.start_byte, n.end_byte) for n in src.dead_preproc], src.pragmas, self.aliases)
@@ -110,19 +112,21 @@ class CudaProgram:
                 out.append(func)
         return out
 
-    def function(self, name: str, nargs: int) -> Func | None:
+    def function(self, name: str, nargs: int, near: str = "") -> Func | None:
         """The user function a call of ``name`` with ``nargs`` arguments reaches (``nargs < 0``:
-        any arity), lowered; memoised, since the interpreter asks it for every call and every
-        name it resolves and the answer depends on the (fixed) sources alone."""
-        return _memoised(self._functions, (name, nargs), self._function)
+        any arity), lowered; a definition in the caller's file (``near``) first. Memoised, since
+        the interpreter asks it for every call and every name it resolves and the answer depends
+        on the (fixed) sources alone."""
+        return _memoised(self._functions, (name, nargs, near), self._function)
 
-    def _function(self, key: tuple[str, int]) -> Func | None:
-        name, nargs = key
+    def _function(self, key: tuple[str, int, str]) -> Func | None:
+        name, nargs, near = key
         short = name.split(".")[-1].split("::")[-1]
         cands = self.by_name.get(short)
         if not cands:
             return None
         body_cands = [f for f in cands if f.node.child_by_field_name("body") is not None] or cands
+        body_cands = sorted(body_cands, key=lambda f: f.source.file != near)  # stable: same file first
         if nargs < 0:
             return self.lower(body_cands[0])
         for fn in body_cands:  # overloads: the one whose arity fits (defaults may be left out)
@@ -198,6 +202,30 @@ def _memoised(memo: dict, key, compute):
     return out
 
 
+def _set_once_variables(sources: list[CudaSource]) -> dict[str, tuple[CudaSource, Node]]:
+    """File-scope variables that host code sets exactly once and device code never writes
+    (``static int sms;`` ... ``sms = prop.multiProcessorCount;`` in an init function): for a
+    launch they hold that value, as a constant does."""
+    declared = set().union(*(src.file_variables for src in sources)) if sources else set()
+    writes: dict[str, list[tuple[CudaSource, Node, bool]]] = {}
+    if not declared:
+        return {}
+    for src in sources:
+        for fn in src.functions:
+            body = fn.node.child_by_field_name("body")
+            if body is None:
+                continue
+            shadowed = {text(d) for d in of_types_unordered(fn.node, "cuda", ("init_declarator", "parameter_declaration"))
+                        for d in [d.child_by_field_name("declarator")] if d is not None and d.type == "identifier"}
+            for n in of_types_unordered(body, "cuda", ("assignment_expression", "update_expression")):
+                left = n.child_by_field_name("left") or n.child_by_field_name("argument")
+                if left is not None and left.type == "identifier" and text(left) in declared - shadowed:
+                    plain = n.type == "assignment_expression" and text(n.child_by_field_name("operator") or n)[:1] == "="
+                    from_host = plain and not (fn.is_kernel or fn.is_device)
+                    writes.setdefault(text(left), []).append((src, n.child_by_field_name("right"), from_host))
+    return {name: (w[0][0], w[0][1]) for name, w in writes.items() if len(w) == 1 and w[0][2] and w[0][1] is not None}
+
+
 def _literal(text_: str) -> E | None:
     if not text_:
         return None
@@ -237,7 +265,7 @@ class PyProgram:
                     self.module_assigns.setdefault(text(left), (py, right))
         self._lowered: dict[int, Func] = {}
         self._const: dict[str, E | None] = {}
-        self._functions: dict[tuple[str, int], Func | None] = {}
+        self._functions: dict[tuple[str, int, str], Func | None] = {}
 
     def lowering(self, py: PySource) -> PythonLowering:
         return PythonLowering(py.file, self.tables.get(py.file, {}))
@@ -250,13 +278,14 @@ class PyProgram:
             self._lowered[key] = out
         return out
 
-    def function(self, name: str, nargs: int) -> Func | None:
-        """A user function by (possibly module-qualified) name; library paths never are
-        (memoised: see :meth:`CudaProgram.function`)."""
-        return _memoised(self._functions, (name, nargs), self._function)
+    def function(self, name: str, nargs: int, near: str = "") -> Func | None:
+        """A user function by (possibly module-qualified) name; library paths never are. A bare
+        name is the caller's module's own definition when it has one (memoised: see
+        :meth:`CudaProgram.function`)."""
+        return _memoised(self._functions, (name, nargs, near), self._function)
 
-    def _function(self, key: tuple[str, int]) -> Func | None:
-        name = key[0]
+    def _function(self, key: tuple[str, int, str]) -> Func | None:
+        name, _, near = key
         if name.startswith("("):
             return None
         parts = name.lstrip(".").split(".")  # from .helpers import f: a module of the submission
@@ -266,7 +295,7 @@ class PyProgram:
         cands = self.by_name.get(key)
         if not cands:
             return None
-        py, fn = cands[0]
+        py, fn = resolve_reference(cands, ".".join(parts[:-1] + [key]), near)
         return self.lower(py, fn)
 
     def method(self, owner: str, name: str) -> Func | None:

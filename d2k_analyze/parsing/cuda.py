@@ -97,6 +97,7 @@ class CudaSource:
     attributes: list[tuple[int, str]] = field(default_factory=list)  # (row, text) blanked attributes
     pragmas: list[tuple[int, int, str]] = field(default_factory=list)  # (row, byte offset, text)
     dead_preproc: list[Node] = field(default_factory=list)  # #if 0 regions
+    file_variables: set[str] = field(default_factory=set)  # non-const file-scope variables without an initializer
     low_precision: bool = False  # half / bf16 / fp8 types appear in the code (comments excluded)
     warnings: list[str] = field(default_factory=list)
 
@@ -265,6 +266,8 @@ def _collect(node: Node, src: CudaSource, template: Node | None, extern_c: bool,
                 if t == "preproc_def" and value is not None:
                     src.constants[text(name)] = text(value).strip()
         elif t in ("declaration", "field_declaration") and (template is None or owner):
+            if t == "declaration" and not owner and not any(c.type == "type_qualifier" for c in child.children):
+                src.file_variables |= {text(d) for d in child.children if d.type == "identifier"}
             if any(c.type == "type_qualifier" and text(c) in ("constexpr", "const") for c in child.children):
                 prefix = owner + "::" if owner else ""
                 for d in child.children:

@@ -23,7 +23,7 @@ _CU_FILE = re.compile(r"[\w./-]+\.(?:cu|cuh|cpp|cc|h|hpp)$")
 
 @dataclass
 class TritonLaunch:
-    kernel: str
+    kernel: str  # the last part of the launched name
     grid: str
     args: list[str]
     kwargs: dict[str, str]
@@ -32,6 +32,7 @@ class TritonLaunch:
     row: int
     end_row: int
     node: Node
+    path: str = ""  # the launched name as written: ``kernel.Softmax.forward``
 
 
 @dataclass
@@ -45,6 +46,13 @@ class PyFunction:
     launches: list[TritonLaunch]
     is_class: bool = False
     wrappers: list[Node] = field(default_factory=list)  # `alias = triton.autotune(...)(fn)` wrapper calls
+
+    @property
+    def calls(self) -> set[str]:
+        """The dotted names this function calls (``prims.Tile.forward``), as written."""
+        found = of_types_unordered(self.node, "python", ("call",))
+        return {dotted(c.child_by_field_name("function")) for c in found
+                if c.child_by_field_name("function") is not None and c.child_by_field_name("function").type in ("identifier", "attribute")}
 
     @property
     def is_jit(self) -> bool:
@@ -181,7 +189,40 @@ def _launch(call: Node) -> TritonLaunch | None:
         elif a.type not in ("comment",):
             args.append(text(a))
             anodes.append(a)
-    return TritonLaunch(dotted(value).split(".")[-1], text(grid), args, kwargs, knodes, anodes, call.start_point[0], call.end_point[0], call)
+    path = dotted(value)
+    return TritonLaunch(path.split(".")[-1], text(grid), args, kwargs, knodes, anodes, call.start_point[0], call.end_point[0], call, path)
+
+
+def resolve_reference(cands: list[tuple["PySource", PyFunction]], path: str, near: str = "") -> tuple["PySource", PyFunction]:
+    """The definition a reference written in file ``near`` names: a bare name is that module's
+    own definition when it has one (Python's module scope), else :func:`best_definition`."""
+    if "." not in path.lstrip(".") and any(py.file == near for py, _ in cands):
+        cands = [(py, fn) for py, fn in cands if py.file == near]
+    return best_definition(cands, path)
+
+
+def best_definition(cands: list[tuple["PySource", PyFunction]], path: str) -> tuple["PySource", PyFunction]:
+    """The definition a dotted reference most plausibly names, among same-named functions.
+
+    Python resolves ``language.Linear.forward`` through the import, the module and the class;
+    several files may define a ``forward``. Rank by how much of the qualified name matches the
+    reference's tail (``Linear.forward``), then by how many of the remaining parts name a folder
+    or module of the defining file (``trident.language`` -> ``trident/language/linear.py``), then
+    prefer a module-level function for a bare reference. Ties keep source order.
+    """
+    parts = [p for p in path.lstrip(".").split(".") if p]
+
+    def rank(pair: tuple["PySource", PyFunction]) -> tuple[int, int, int]:
+        py, fn = pair
+        qual = fn.qualname.split(".")
+        k = 0
+        while k < min(len(qual), len(parts)) and qual[-1 - k] == parts[-1 - k]:
+            k += 1
+        places = set(re.split(r"[/\\]", py.file.rsplit(".", 1)[0]))
+        modules = sum(1 for p in parts[: len(parts) - k] if p in places)
+        return k, modules, int(len(qual) == k)
+
+    return max(cands, key=rank)
 
 
 def _scan(node: Node) -> tuple[set[str], list[TritonLaunch]]:

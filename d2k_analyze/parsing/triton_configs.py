@@ -43,6 +43,86 @@ def _resolve_value_node(node: Node, py: PySource, others: list[PySource] = ()) -
     return [node]
 
 
+def call_bindings(call: Node, fn: PyFunction, consts: dict[str, object]) -> dict[str, object]:
+    """Literal values a call gives to ``fn``'s parameters (defaults where the call gives none):
+    ``linear_configs([16, 64], [32, 64])`` binds the lists the builder's loops run over."""
+    args, kwargs = py_args(call)
+    out: dict[str, object] = {}
+    for (pname, _, default), arg in zip(fn.params, list(args) + [None] * len(fn.params)):
+        expr = dict(kwargs).get(pname, arg if arg is not None else default)
+        if expr:
+            v = liveness.literal_value(expr, consts)
+            if v is not UNKNOWN:
+                out[pname] = v
+    return out
+
+
+def returned_values(fn: PyFunction, index: int | None, consts: dict[str, object]) -> list[object] | None:
+    """Every literal value ``fn`` can return (the ``index``-th item of a returned tuple): each
+    ``return`` expression, with a returned local read from all of its literal assignments
+    (``if size >= 2**15: stages = 3 ... else: stages = 5; return warps, stages`` gives [3, 4, 5]).
+    None when any return is not literal."""
+    values: list[object] = []
+    for n in walk(fn.node):
+        if n.type != "return_statement" or not n.named_children:
+            continue
+        e = n.named_children[0]
+        if index is not None:
+            items = [c for c in e.named_children if c.type != "comment"] if e.type in ("expression_list", "tuple") else []
+            if index >= len(items):
+                return None
+            e = items[index]
+        if e.type == "identifier":
+            found = [r for a in walk(fn.node) if a.type == "assignment" for r in [_assigned(a, text(e))] if r is not None]
+            vals = [liveness.literal_value(text(r), consts) for r in found]
+        else:
+            vals = [liveness.literal_value(text(e), consts)]
+        if not vals or any(v is UNKNOWN for v in vals):
+            return None
+        values += [v for v in vals if v not in values]
+    return values or None
+
+
+def _assigned(a: Node, name: str) -> Node | None:
+    """What an assignment gives ``name``: ``name = v``, or its item of ``a, name = u, v``."""
+    left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+    if left is None or right is None:
+        return None
+    if left.type == "identifier":
+        return right if text(left) == name else None
+    if left.type in ("pattern_list", "tuple_pattern") and right.type in ("expression_list", "tuple"):
+        names = [text(c) for c in left.named_children]
+        items = [c for c in right.named_children if c.type != "comment"]
+        if name in names and len(items) == len(names):
+            return items[names.index(name)]
+    return None
+
+
+def _unpacked_from_call(node: Node, name: str, py: PySource, consts: dict[str, object]) -> list[object] | None:
+    """Possible values of a local of the function enclosing ``node`` that is unpacked from a call
+    to a function of the module (``warps, stages = pick(size)``)."""
+    scope = node
+    while scope.parent is not None and scope.type != "function_definition":
+        scope = scope.parent
+    by_name = {f.name: f for f in py.functions if not f.is_class}
+    for a in walk(scope):
+        if a.type != "assignment":
+            continue
+        left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+        if left is None or right is None or right.type != "call":
+            continue
+        callee = by_name.get(py_name(right.child_by_field_name("function")).split(".")[-1])
+        if callee is None:
+            continue
+        if left.type == "identifier" and text(left) == name:
+            return returned_values(callee, None, consts)
+        if left.type in ("pattern_list", "tuple_pattern"):
+            names = [text(c) for c in left.named_children]
+            if name in names:
+                return returned_values(callee, names.index(name), consts)
+    return None
+
+
 def _comprehension_values(node: Node, consts: dict[str, object]) -> dict[str, list[object]]:
     """Loop variables of enclosing comprehensions / for loops mapped to the literal values they take."""
     out: dict[str, list[object]] = {}
@@ -94,10 +174,19 @@ def _local_value(node: Node, name: str, consts: dict[str, object]) -> object:
     return UNKNOWN
 
 
+# ``triton.Config(kwargs, num_warps, num_stages, num_ctas, maxnreg, pre_hook)``: the positional order
+CONFIG_POSITIONAL = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook")
+
+
 def _config_items(call: Node) -> list[tuple[str, str]]:
-    """(key, value text) of a ``triton.Config({...}, num_warps=.., num_stages=..)`` call."""
+    """(key, value text) of a ``triton.Config({...}, num_warps=.., num_stages=..)`` call; the
+    launch options may also be given by position (``triton.Config({...}, 4, 3)``)."""
     items: list[tuple[str, str]] = []
     cal = call.child_by_field_name("arguments")
+    positional = [a for a in (cal.named_children if cal is not None else []) if a.type not in ("keyword_argument", "comment")]
+    for i, a in enumerate(positional[1:], start=1):
+        if i < len(CONFIG_POSITIONAL) and CONFIG_POSITIONAL[i] != "pre_hook":
+            items.append((CONFIG_POSITIONAL[i], text(a)))
     for a in cal.named_children if cal is not None else []:
         if a.type == "dictionary":
             for pair in a.named_children:
@@ -109,19 +198,6 @@ def _config_items(call: Node) -> list[tuple[str, str]]:
             _, kw = py_args(a)
             items += list(kw)
     return items
-
-
-def _factory_bindings(call: Node, factory: PyFunction, consts: dict[str, object]) -> dict[str, object]:
-    """Parameter values of a config-factory call ``_config(128, 64, stages=3)``."""
-    args, kwargs = py_args(call)
-    out: dict[str, object] = {}
-    for (pname, _, default), arg in zip(factory.params, list(args) + [None] * len(factory.params)):
-        expr = dict(kwargs).get(pname, arg if arg is not None else default)
-        if expr:
-            v = liveness.literal_value(expr, consts)
-            if v is not UNKNOWN:
-                out[pname] = v
-    return out
 
 
 def autotune_configs(fn: PyFunction, py: PySource, consts: dict[str, object], others: list[PySource] = ()) -> tuple[list[dict[str, list[object]]], int]:
@@ -147,25 +223,30 @@ def autotune_configs(fn: PyFunction, py: PySource, consts: dict[str, object], ot
         if value is None:
             continue
         for holder in _resolve_value_node(value, py, others):
+            builder = next((f for m in [py, *others] for f in m.functions if f.node is holder), None)
+            bound = call_bindings(value, builder, consts) if builder is not None and value.type == "call" else {}
             for n in walk(holder):
                 if n.type != "call":
                     continue
                 callee = py_name(n.child_by_field_name("function"))
-                env = dict(consts)
+                env = dict(consts) | bound
                 if callee.endswith("Config"):
                     items = _config_items(n)
                 elif callee.split(".")[-1] in factories and holder is not factories[callee.split(".")[-1]].node:
                     factory = factories[callee.split(".")[-1]]
-                    env.update(_factory_bindings(n, factory, consts))
+                    env.update(call_bindings(n, factory, consts))
                     inner = next((m for m in walk(factory.node) if m.type == "call" and py_name(m.child_by_field_name("function")).endswith("Config")), None)
                     items = _config_items(inner) if inner is not None else []
                 else:
                     continue
-                loopvars = _comprehension_values(n, consts)
+                loopvars = _comprehension_values(n, env)
                 cfg: dict[str, list[object]] = {}
                 for k, v in items:
+                    unpacked = _unpacked_from_call(n, v.strip(), py, env) if v.strip().isidentifier() else None
                     if v.strip() in loopvars:
                         cfg[k] = list(loopvars[v.strip()])
+                    elif unpacked is not None:
+                        cfg[k] = unpacked
                     elif len(loopvars) == 1 and liveness.literal_value(v, env) is UNKNOWN:
                         (var, vals), = loopvars.items()  # num_warps=2 ** i over i in range(6)
                         cfg[k] = [liveness.literal_value(v, {**env, var: x}) for x in vals]

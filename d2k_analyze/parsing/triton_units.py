@@ -15,7 +15,7 @@ from . import liveness
 from .liveness import UNKNOWN
 from ..model import KernelUnit, Span
 from .common import MAX_ENVS, ParsedSubmission, build_facts, in_span, summarise
-from .python import PyFunction, PySource, TritonLaunch, py_name
+from .python import PyFunction, PySource, TritonLaunch, py_name, resolve_reference
 from .treesitter import text
 from .triton_configs import autotune_configs, module_constants
 
@@ -101,19 +101,38 @@ def triton_units(parsed: ParsedSubmission, py_reach: set[str], program=None, hos
                     reached_unknown_launch = True
         for l in py.module_launches:
             launches.setdefault(aliases.get(l.kernel, l.kernel), []).append((py, l, None))
-    called_by_jit = {n for pairs in jit_by_name.values() for _, f in pairs for n in f.names if n in jit_by_name and n != f.name}
+    # the jit functions some jit function calls, each call resolved to one definition
+    # (``prims.Tile.forward`` inside ``Matmul.forward`` is a call, not recursion)
+    called_by_jit: set[int] = set()
+    for pairs in jit_by_name.values():
+        for fpy, f in pairs:
+            # calls, and jit functions passed by name (``tl.reduce(x, 0, combine)``)
+            for path in f.calls | {n for n in f.names if n in jit_by_name and n != f.name}:
+                cands = jit_by_name.get(path.split(".")[-1])
+                if cands:
+                    target = resolve_reference(cands, path, fpy.file)[1]
+                    if target is not f:
+                        called_by_jit.add(id(target))
+    # a launch site belongs to the one same-named definition its dotted name resolves to
+    # (``kernel.Softmax.forward[grid]`` is not ``kernel.Sum.forward``)
+    sites_of: dict[int, list[tuple[PySource, TritonLaunch, PyFunction | None]]] = {}
+    for name, sites in launches.items():
+        for site in sites:
+            if name in jit_by_name:
+                target = resolve_reference(jit_by_name[name], site[1].path or name, site[0].file)[1]
+                sites_of.setdefault(id(target), []).append(site)
     units: list[KernelUnit] = []
     for name, pairs in jit_by_name.items():
-        if name in called_by_jit and name not in launches:
-            continue  # a helper: analysed as part of the kernels that call it
         for py, fn in pairs:
+            if id(fn) in called_by_jit and id(fn) not in sites_of:
+                continue  # a helper: analysed as part of the kernels that call it
             consts = module_constants(py)
             configs, _n_configs = autotune_configs(fn, py, consts, parsed.python)
             heuristics: set[str] = set()
             for expr in fn.decorator_exprs():
                 if expr.type == "call" and py_name(expr.child_by_field_name("function")).endswith("heuristics"):
                     heuristics |= set(re.findall(r"['\"](\w+)['\"]\s*:", text(expr)))
-            ksites = launches.get(name, [])
+            ksites = sites_of.get(id(fn), [])
             envs = _triton_envs(fn, [(p, l) for p, l, _ in ksites], configs, heuristics, consts)
             decorators = [program.lowering(py).expr(e) for e in fn.decorator_exprs()]
             facts, failure = build_facts(lambda: triton_kernel_facts(program, py, fn, envs, host, parsed.file_lines, configs, decorators))

@@ -132,3 +132,51 @@ extern "C" void widen_half(const void* src, float* dst, long count) { widen<__ha
     assert [launch.targs[1] for launch in f.launches] == [Num(8)]
     inner = next(lp for lp in f.loops.values() if lp.parent is not None)
     assert inner.trips == 8
+
+
+HALF2_VIEW = '''
+#include <cuda_fp16.h>
+__device__ inline float row_dot(const float* x, const half* w, int row, int n) {
+    int lane = threadIdx.x % 32;
+    float acc = 0.f;
+    for (int j = lane * 2; j < n; j += 64) {
+        float2 p = __half22float2(*(const half2*)&w[row * n + j]);
+        acc += p.x * x[j] + p.y * x[j + 1];
+    }
+    return acc;
+}
+template <typename W>
+__global__ void gemv_rows(float* y, const float* x, const W* w, int n) { y[blockIdx.x] = row_dot(x, w, blockIdx.x, n); }
+'''
+
+
+def _half2_lane_step(facts):
+    """How many half2 elements apart neighbouring lanes read (the offset's lane coefficient)."""
+    from d2k_analyze.facts import poly as P
+
+    [acc] = [a for a in facts.accesses if a.space == "global" and a.elem == "half2"]
+    return P.constant_of(acc.thread_stride())
+
+
+def test_a_kernel_pointer_parameter_takes_the_type_its_launch_binds(tmp_path):
+    """``const W* w`` launched as ``pairs<half>``: a ``half2`` view of it in the kernel moves one
+    half2 per lane."""
+    src = """
+#include <cuda_fp16.h>
+template <typename W>
+__global__ void pairs(float2* y, const W* w, int n) {
+    int j = (blockIdx.x * blockDim.x + threadIdx.x) * 2;
+    if (j < n) y[j / 2] = __half22float2(*(const half2*)&w[j]);
+}
+void go(float2* y, const half* w, int n) { pairs<half><<<n / 64, 32>>>(y, w, n); }
+"""
+    assert _half2_lane_step(facts_of(tmp_path, src)) == 1
+
+
+def test_an_unbound_template_pointer_handed_to_a_typed_parameter_takes_that_type(tmp_path):
+    """No launch pins ``W`` (two instantiations): the call into ``const half* w`` only compiles for
+    halves, so the ``half2`` view still moves one half2 per lane."""
+    src = HALF2_VIEW + ("void go(float* y, const float* x, const void* w, int n, bool f) {\n"
+                        "  if (f) gemv_rows<half><<<64, 32>>>(y, x, (const half*)w, n);\n"
+                        "  else gemv_rows<float><<<64, 32>>>(y, x, (const float*)w, n); }\n")
+    assert _half2_lane_step(facts_of(tmp_path, src)) == 1

@@ -1,0 +1,225 @@
+"""Functions that share a name are told apart by what the code refers to, not by their name.
+
+Real code reuses short names across classes and modules (a ``forward`` per op class, a helper
+overload in a namespace with the name of its caller). Before, every call or launch of ``forward``
+reached the first ``forward`` found, and a call from one ``forward`` into another was taken for
+recursion and left opaque, so kernels lost their helpers' loops, dots and reductions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from d2k_analyze.analysis import analyze_paths
+from d2k_analyze.facts.expr import Call, walk
+from d2k_analyze.model import SourceFile
+from d2k_analyze.parsing import kernel_units
+from d2k_analyze.parsing.python import best_definition, parse_python
+
+PRIMS = '''import triton
+import triton.language as tl
+
+
+class Tile:
+    @staticmethod
+    @triton.jit
+    def forward(a_ptr, b_ptr, rm, rn, K, lda, ldb, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k0 in range(0, K, BK):
+            kk = k0 + tl.arange(0, BK)
+            a = tl.load(a_ptr + rm[:, None] * lda + kk[None, :])
+            b = tl.load(b_ptr + kk[:, None] * ldb + rn[None, :])
+            acc += tl.dot(a, b)
+        return acc
+
+
+class Rows:
+    @staticmethod
+    @triton.jit
+    def forward(x_ptr, row, n, BLOCK: tl.constexpr):
+        cols = tl.arange(0, BLOCK)
+        return tl.sum(tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0), axis=0)
+'''
+
+OPS = '''import triton
+import triton.language as tl
+
+from pkg import prims
+
+
+class Matmul:
+    @staticmethod
+    @triton.jit
+    def forward(c_ptr, a_ptr, b_ptr, K, lda, ldb, ldc, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        rm = tl.program_id(0) * BM + tl.arange(0, BM)
+        rn = tl.program_id(1) * BN + tl.arange(0, BN)
+        acc = prims.Tile.forward(a_ptr, b_ptr, rm, rn, K, lda, ldb, BM, BN, BK)
+        tl.store(c_ptr + rm[:, None] * ldc + rn[None, :], acc)
+
+
+class Total:
+    @staticmethod
+    @triton.jit
+    def forward(y_ptr, x_ptr, n, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        tl.store(y_ptr + row, prims.Rows.forward(x_ptr, row, n, BLOCK))
+
+
+class Unused:
+    @staticmethod
+    @triton.jit
+    def forward(y_ptr, BLOCK: tl.constexpr):
+        tl.store(y_ptr + tl.arange(0, BLOCK), tl.zeros((BLOCK,), tl.float32))
+'''
+
+RUN = '''import torch
+
+from pkg import ops
+
+
+def matmul(a, b):
+    c = torch.empty(a.shape[0], b.shape[1], device=a.device)
+    ops.Matmul.forward[(a.shape[0] // 64, b.shape[1] // 64)](c, a, b, a.shape[1], a.stride(0), b.stride(0), c.stride(0), BM=64, BN=64, BK=32)
+    return c
+
+
+def total(x):
+    y = torch.empty(x.shape[0], device=x.device)
+    ops.Total.forward[(x.shape[0],)](y, x, x.shape[1], BLOCK=1024)
+    return y
+'''
+
+
+def _package(tmp_path: Path) -> Path:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "prims.py").write_text(PRIMS)
+    (pkg / "ops.py").write_text(OPS)
+    (pkg / "run.py").write_text(RUN)
+    return pkg
+
+
+def test_a_dotted_reference_picks_the_definition_its_qualified_name_and_module_match(tmp_path: Path):
+    pkg = _package(tmp_path)
+    sources = [parse_python((pkg / f).read_text(), str(pkg / f)) for f in ("prims.py", "ops.py")]
+    forwards = [(py, fn) for py in sources for fn in py.functions if fn.name == "forward"]
+    picked = {ref: best_definition(forwards, ref) for ref in
+              ("pkg.prims.Tile.forward", "pkg.prims.Rows.forward", "ops.Total.forward", "pkg.ops.Matmul.forward")}
+    assert {ref: (Path(py.file).name, fn.qualname) for ref, (py, fn) in picked.items()} == {
+        "pkg.prims.Tile.forward": ("prims.py", "Tile.forward"),
+        "pkg.prims.Rows.forward": ("prims.py", "Rows.forward"),
+        "ops.Total.forward": ("ops.py", "Total.forward"),
+        "pkg.ops.Matmul.forward": ("ops.py", "Matmul.forward"),
+    }
+
+
+def test_each_kernel_gets_its_own_helper_and_its_own_launch(tmp_path: Path):
+    [analysis] = analyze_paths([_package(tmp_path)])
+    units = {(Path(u.unit.file).name, u.unit.span.start_line): u for u in analysis.units}
+    ops = sorted((line, u) for (f, line), u in units.items() if f == "ops.py")
+    matmul, total, unused = (u for _, u in ops)
+    # the helpers in prims.py are called, never launched: not kernel units of their own
+    assert not [u for (f, _), u in units.items() if f == "prims.py"]
+    assert matmul.findings["tensor_cores"].status.value == "present", matmul.findings["tensor_cores"].reason
+    assert matmul.findings["tensor_cores"].status.value == "present"
+    assert total.findings["tensor_cores"].status.value == "absent"  # Rows.forward, not Tile.forward
+    assert any(c.fn == "tl.sum" for c in total.unit.ast.calls)
+    assert (matmul.unit.launched, total.unit.launched, unused.unit.launched) == (True, True, False)
+    assert matmul.unit.launch_constants.get("BK") == 32 and "BK" not in total.unit.launch_constants
+
+
+CUDA = '''
+namespace fast {
+__device__ __forceinline__ float ex(float v) { return __expf(v); }
+}
+
+__device__ __forceinline__ float ex(float v, float top) { return fast::ex(v - top); }
+
+__global__ void shifted_exp(const float* x, float* y, float top, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = ex(x[i], top);
+}
+'''
+
+
+def test_a_helper_calling_a_same_named_overload_is_not_recursion():
+    [unit] = kernel_units([SourceFile(Path("k.cu"), "cuda", CUDA)])[0]
+    [store] = [a for a in unit.ast.accesses if a.kind == "store"]
+    assert "__expf" in {n.fn for n in walk(store.value) if isinstance(n, Call)}
+
+
+SET_ONCE = '''
+static int sm_total;
+static int launches_done;
+
+void init_device() {
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    sm_total = prop.multiProcessorCount;
+}
+
+__global__ void bump_rows(float* x, int rows, int width) {
+    for (int r = blockIdx.x; r < rows; r += gridDim.x)
+        for (int c = threadIdx.x; c < width; c += blockDim.x) x[r * width + c] += 1.f;
+}
+
+void bump(float* x, int rows, int width) {
+    bump_rows<<<sm_total, 256>>>(x, rows, width);
+    launches_done++;
+}
+'''
+
+
+def test_a_file_variable_set_once_by_host_code_is_that_value_at_the_launch():
+    [unit] = kernel_units([SourceFile(Path("k.cu"), "cuda", SET_ONCE)])[0]
+    from d2k_analyze.detectors import detect
+
+    assert detect("persistent_kernel", unit.ast).status.value == "present"
+    # written twice (or from device code), a variable is not a constant
+    twice = SET_ONCE.replace("launches_done++;", "sm_total = rows;")
+    [unit] = kernel_units([SourceFile(Path("k.cu"), "cuda", twice)])[0]
+    assert detect("persistent_kernel", unit.ast).status.value == "absent"
+
+
+PLAIN = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _body(x):
+    return x * 2.0
+
+
+@triton.jit
+def _kern(y_ptr, x_ptr, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + o, _body(tl.load(x_ptr + o, mask=o < n)), mask=o < n)
+
+
+def run(y, x):
+    _kern[(triton.cdiv(x.numel(), 256),)](y, x, x.numel(), BLOCK=256)
+'''
+
+
+def test_a_bare_name_is_the_callers_own_module_definition(tmp_path: Path):
+    """Two modules each with a ``_body`` helper and a ``_kern`` launched by bare name: each
+    kernel runs its own module's helper, and each launch reaches its own module's kernel."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "a_plain.py").write_text(PLAIN)
+    (pkg / "b_exp.py").write_text(PLAIN.replace("return x * 2.0", "return tl.exp(x)").replace("256", "512"))
+    [analysis] = analyze_paths([pkg])
+    by_file = {Path(u.unit.file).name: u.unit for u in analysis.units}
+    assert set(by_file) == {"a_plain.py", "b_exp.py"}
+    exp_calls = {name: any(c.fn == "tl.exp" for c in unit.ast.calls) for name, unit in by_file.items()}
+    assert exp_calls == {"a_plain.py": False, "b_exp.py": True}
+    assert {name: unit.launch_constants.get("BLOCK") for name, unit in by_file.items()} == {"a_plain.py": 256, "b_exp.py": 512}
+
+
+def test_a_cuda_helper_is_the_one_in_the_callers_file():
+    first = "__device__ float tweak(float v) { return v + 1.f; }\n__global__ void k1(float* p) { p[threadIdx.x] = tweak(p[threadIdx.x]); }\n"
+    second = "__device__ float tweak(float v) { return __expf(v); }\n__global__ void k2(float* p) { p[threadIdx.x] = tweak(p[threadIdx.x]); }\n"
+    units, _ = kernel_units([SourceFile(Path("a.cu"), "cuda", first), SourceFile(Path("b.cu"), "cuda", second)])
+    calls = {u.name: {n.fn for a in u.ast.accesses if a.kind == "store" for n in walk(a.value) if isinstance(n, Call)} for u in units}
+    assert calls == {"k1": set(), "k2": {"__expf"}}
