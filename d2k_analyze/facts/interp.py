@@ -857,6 +857,10 @@ class Interp:
                     return self.inline(fn, list(e.args), loc, targs=e.targs)
         cell = self.lookup(e.fn) if "." not in e.fn else None
         if cell is not None:  # a local called like a function: a lambda, a functor, a CuTe tensor view
+            owner = base_type(cell.type).split("<")[0].replace("::", ".").split(".")[-1].strip() if cell.type else ""
+            functor = self.p.method(owner, "operator()") if owner and self.p.is_struct(owner) else None
+            if functor is not None:  # an object of a user struct: its call operator, on its members
+                return self.inline(functor, list(e.args), loc, this=Name(e.fn))
             return self.call_value(cell.value, list(e.args), loc, e)
         for fr in reversed(self.frames):
             bound = fr.tbind.get(e.fn)
@@ -982,6 +986,12 @@ class Interp:
             v = fr.tbind.get(b)
             if isinstance(v, TypeRef):
                 return t.replace(b, v.name)
+            m = _BOUND_MEMBER.search(t) if "::" in t and fr.tbind else None
+            bound = fr.tbind.get(m.group(1)) if m is not None else None
+            if isinstance(bound, TypeRef):  # ``typename Cfg::TiledMma`` with Cfg bound to a config struct
+                member = self.bound_member_type(bound.name, m.group(2))
+                if member is not None:
+                    return t[:m.start()] + member + t[m.end():]
             break
         alias = self.p.type_alias(b)
         if alias is None and "::" in t and (m := _MEMBER_TYPE.search(t)) is not None:
@@ -989,6 +999,24 @@ class Interp:
             member = self.member_alias(m.group(1), m.group(2), m.group(3))
             return t[:m.start()] + member + t[m.end():] if member else t
         return t.replace(b, alias) if alias else t
+
+    def bound_member_type(self, struct: str, member: str) -> str | None:
+        """A member type alias of a user struct a template parameter is bound to, with the
+        struct's other member aliases it is written in expanded (``using Tiled =
+        TiledMMA<Atom, ...>`` with ``using Atom = MMA_Atom<SM80_16x8x16_...>``): what the
+        declared object really is, library atoms included."""
+        owner = base_type(struct).replace("::", ".").split(".")[-1].split("<")[0].strip()
+        text_ = self.p.member_type(owner, (), member)
+        if text_ is None:
+            return None
+        for _ in range(3):
+            names = set(re.findall(r"(?<![\w:.])([A-Za-z_]\w*)(?![\w:])", text_))
+            inner = {n: self.p.member_type(owner, (), n) for n in names if n != member}
+            inner = {n: v for n, v in inner.items() if v is not None}
+            if not inner:
+                break
+            text_ = re.sub(r"(?<![\w:.])([A-Za-z_]\w*)(?![\w:])", lambda m: inner.get(m.group(1), m.group(1)), text_)
+        return text_
 
     def member_alias(self, struct: str, args_text: str, member: str) -> str | None:
         """``Traits<sizeof(T) * N>::Type``: the member alias of the specialisation those
@@ -1274,6 +1302,7 @@ def _integer_expression(tokens: list[int | str]) -> int | None:
 
 
 # ``Traits<...>::Member``, after ``typename`` and qualifiers are gone: struct, arguments, member
+_BOUND_MEMBER = re.compile(r"(?:\btypename\s+)?\b([A-Za-z_]\w*)\s*::\s*([A-Za-z_]\w*)")
 _MEMBER_TYPE = re.compile(r"(?:\btypename\s+)?([A-Za-z_][\w:]*?)\s*<(.*)>\s*::\s*([A-Za-z_]\w*)")
 
 

@@ -243,6 +243,11 @@ class CudaLowering:
                 if nxt is None:
                     nxt = next((c for c in d.named_children if c.type in ("identifier", "array_declarator", "pointer_declarator", "reference_declarator", "parenthesized_declarator")), None)
                 d = nxt
+            ctor_args = _vexing_parse_args(d) if n.type == "declaration" else None
+            if ctor_args is not None:  # ``Gemm<Cfg> g(c_tile);``: an object built from locals, not a function
+                name = d.child_by_field_name("declarator")
+                out.append(Decl(self.loc(n), text(name), base_type, quals, (), Call("ctor:" + base_type, tuple(Name(a) for a in ctor_args)), False, 0))
+                continue
             if d is None or d.type not in ("identifier", "field_identifier"):
                 continue
             init = None
@@ -585,3 +590,25 @@ def _token(n: Node | None) -> str:
     if n is None:
         return ""
     return n.type if not n.is_named else text(n)
+
+
+def _vexing_parse_args(d: Node | None) -> list[str] | None:
+    """``Gemm<Cfg> g(c_tile);`` inside a function body is parsed as a function declaration whose
+    one "parameter" is the type ``c_tile``. C++ reads it as an object constructed from the
+    named values when every parameter is a bare name with no declarator (a function
+    declaration would name parameter types such as ``int`` or ``const T&``): those names."""
+    if d is None or d.type != "function_declarator":
+        return None
+    name, params = d.child_by_field_name("declarator"), d.child_by_field_name("parameters")
+    if name is None or name.type != "identifier" or params is None or not params.named_children:
+        return None
+    out = []
+    for p in params.named_children:
+        if p.type == "comment":
+            continue
+        kids = [c for c in p.named_children if c.type != "comment"]
+        if p.type != "parameter_declaration" or p.child_by_field_name("declarator") is not None or len(kids) != 1 \
+                or kids[0].type != "type_identifier":
+            return None
+        out.append(text(kids[0]))
+    return out

@@ -54,8 +54,21 @@ def _logical_lines(text: str) -> list[str]:
     return out
 
 
+# Function qualifiers that CUTLASS / CuTe headers define and submissions use without vendoring
+# the headers: left unexpanded, ``CUTE_DEVICE void operator()(...)`` inside a struct is a syntax
+# error and the struct's methods are lost. A submission's own ``#define`` of the same name wins.
+LIBRARY_QUALIFIERS = {
+    name: Macro(name, None, body) for name, body in {
+        "CUTE_DEVICE": "__device__ __forceinline__", "CUTE_HOST_DEVICE": "__host__ __device__ __forceinline__",
+        "CUTE_HOST": "__host__ __forceinline__", "CUTLASS_DEVICE": "__device__ __forceinline__",
+        "CUTLASS_HOST_DEVICE": "__host__ __device__ __forceinline__", "CUTLASS_GLOBAL": "__global__",
+    }.items()
+}
+
+
 def collect(texts: list[str]) -> dict[str, Macro]:
-    """Every unambiguous ``#define`` in ``texts`` (object- and function-like)."""
+    """Every unambiguous ``#define`` in ``texts`` (object- and function-like), over the library
+    qualifiers a submission uses without defining (:data:`LIBRARY_QUALIFIERS`)."""
     found: dict[str, Macro] = {}
     for text in texts:
         if "define" not in text:
@@ -76,7 +89,8 @@ def collect(texts: list[str]) -> dict[str, Macro]:
                     names[-1] = "__VA_ARGS__"
                 plist = tuple(names)
             found.setdefault(name, Macro(name, plist, body, variadic))  # #if / #else alternatives: the first one is taken
-    return found
+    used = [q for q in LIBRARY_QUALIFIERS if q not in found and any(q in t for t in texts)]
+    return found | {q: LIBRARY_QUALIFIERS[q] for q in used}
 
 
 def _split_args(s: str, start: int) -> tuple[list[str], int] | None:
