@@ -458,4 +458,9 @@ def cached_vector(f: KernelFacts, obj: int) -> bool:
     broadcast) or depends on the thread only through its lane. It caches a vector (a GEMV's x),
     it does not hold a 2-D operand tile."""
     reads = [a for a in f.accesses if a.obj == obj and a.kind == "load"]
-    return bool(reads) and all(same_in_every_warp(r) or not any(P.mentions(r.poly, k) for k in ("tid", "lane", "warp")) for r in reads)
+    return bool(reads) and all(same_in_every_warp(r) or not thread_dependent(r) for r in reads)
+
+
+def thread_dependent(acc) -> bool:
+    """The access's address moves with the thread (its index, lane or warp)."""
+    return any(P.mentions(acc.poly, k) for k in ("tid", "lane", "warp"))

@@ -21,7 +21,7 @@ from ..facts import poly as P
 from ..facts.expr import Load, atoms, walk
 from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, not_applicable, present
-from ._queries import dots, expand, mac_sources, mma_calls, same_in_every_warp, sources
+from ._queries import dots, expand, mac_sources, mma_calls, same_in_every_warp, sources, thread_dependent
 
 def _compiled(ir: TritonIR) -> Reading:
     """Triton with tl.dot: the dot's operand tiles are staged in shared memory (``ttg.local_alloc``
@@ -68,16 +68,12 @@ def _from_global(f, value) -> bool:
     return any(any(x.space == "global" for x in sources(f, v)) for v in expand(f, value)[1:])
 
 
-def _thread_dependent(acc) -> bool:
-    return any(P.mentions(acc.poly, k) for k in ("tid", "lane", "warp"))
-
-
 def _reused(f, obj: int) -> list:
     reads = [a for a in f.accesses if a.obj == obj and a.kind == "load"]
     mac_loads = {x.id for x in mac_sources(f)}
     # operands whose element depends on the thread: a 2-D tile shared by rows/columns of threads;
     # a chunk every thread reads in full (one cached row) is not a tile
-    out = [r for r in reads if r.id in mac_loads and _thread_dependent(r) and not same_in_every_warp(r)]
+    out = [r for r in reads if r.id in mac_loads and thread_dependent(r) and not same_in_every_warp(r)]
     for c in f.calls:
         if c.short in FRAGMENT_LOADS:
             for n in walk(c.call):

@@ -1010,12 +1010,12 @@ class Interp:
         if text_ is None:
             return None
         for _ in range(3):
-            names = set(re.findall(r"(?<![\w:.])([A-Za-z_]\w*)(?![\w:])", text_))
+            names = set(_BARE_NAME.findall(text_))
             inner = {n: self.p.member_type(owner, (), n) for n in names if n != member}
             inner = {n: v for n, v in inner.items() if v is not None}
             if not inner:
                 break
-            text_ = re.sub(r"(?<![\w:.])([A-Za-z_]\w*)(?![\w:])", lambda m: inner.get(m.group(1), m.group(1)), text_)
+            text_ = _BARE_NAME.sub(lambda m: inner.get(m.group(1), m.group(1)), text_)
         return text_
 
     def member_alias(self, struct: str, args_text: str, member: str) -> str | None:
@@ -1301,8 +1301,11 @@ def _integer_expression(tokens: list[int | str]) -> int | None:
     return value if pos == len(tokens) else None
 
 
-# ``Traits<...>::Member``, after ``typename`` and qualifiers are gone: struct, arguments, member
+# ``Cfg::Member`` (``Cfg`` a template parameter): parameter, member
 _BOUND_MEMBER = re.compile(r"(?:\btypename\s+)?\b([A-Za-z_]\w*)\s*::\s*([A-Za-z_]\w*)")
+# a bare identifier inside a type's text (not part of ``a::b`` or ``a.b``)
+_BARE_NAME = re.compile(r"(?<![\w:.])([A-Za-z_]\w*)(?![\w:])")
+# ``Traits<...>::Member``, after ``typename`` and qualifiers are gone: struct, arguments, member
 _MEMBER_TYPE = re.compile(r"(?:\btypename\s+)?([A-Za-z_][\w:]*?)\s*<(.*)>\s*::\s*([A-Za-z_]\w*)")
 
 

@@ -156,21 +156,21 @@ def _comprehension_values(node: Node, consts: dict[str, object]) -> dict[str, li
 
 
 def _local_value(node: Node, name: str, consts: dict[str, object]) -> object:
-    """Value of ``name = <literal>`` assigned in the function (or module) enclosing ``node``."""
+    """Value of ``name = <literal>`` (or its item of ``a, name = u, <literal>``) assigned in the
+    function (or module) enclosing ``node``."""
     scope = node
     while scope.parent is not None and scope.type not in ("function_definition", "module"):
         scope = scope.parent
     for n in walk(scope):
-        if n.type == "assignment" and text(n.child_by_field_name("left")) == name:
-            right = n.child_by_field_name("right")
-            if right is not None and right.type == "conditional_expression":
+        right = _assigned(n, name) if n.type == "assignment" else None
+        if right is not None:
+            if right.type == "conditional_expression":
                 # X if flag else Y with an unknown flag: either list; the configs are as many
                 branches = [c for c in right.named_children if c.type != "comment"]
                 values = [liveness.literal_value(text(b), consts) for b in (branches[0], branches[-1])]
                 lists = [v for v in values if isinstance(v, (list, tuple))]
                 return max(lists, key=len) if lists else UNKNOWN
-            if right is not None:
-                return liveness.literal_value(text(right), consts)
+            return liveness.literal_value(text(right), consts)
     return UNKNOWN
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from d2k_analyze.analysis import analyze_paths
+from d2k_analyze.detectors import detect
 from d2k_analyze.facts.expr import Call, walk
 from d2k_analyze.model import SourceFile
 from d2k_analyze.parsing import kernel_units
@@ -122,7 +123,6 @@ def test_each_kernel_gets_its_own_helper_and_its_own_launch(tmp_path: Path):
     # the helpers in prims.py are called, never launched: not kernel units of their own
     assert not [u for (f, _), u in units.items() if f == "prims.py"]
     assert matmul.findings["tensor_cores"].status.value == "present", matmul.findings["tensor_cores"].reason
-    assert matmul.findings["tensor_cores"].status.value == "present"
     assert total.findings["tensor_cores"].status.value == "absent"  # Rows.forward, not Tile.forward
     assert any(c.fn == "tl.sum" for c in total.unit.ast.calls)
     assert (matmul.unit.launched, total.unit.launched, unused.unit.launched) == (True, True, False)
@@ -173,8 +173,6 @@ void bump(float* x, int rows, int width) {
 
 def test_a_file_variable_set_once_by_host_code_is_that_value_at_the_launch():
     [unit] = kernel_units([SourceFile(Path("k.cu"), "cuda", SET_ONCE)])[0]
-    from d2k_analyze.detectors import detect
-
     assert detect("persistent_kernel", unit.ast).status.value == "present"
     # written twice (or from device code), a variable is not a constant
     twice = SET_ONCE.replace("launches_done++;", "sm_total = rows;")
