@@ -96,14 +96,30 @@ def _same_file(a: str | Path, b: Path) -> bool:
         return False
 
 
-def _find_unit(analysis: SubmissionAnalysis | None, folder: Path, label: KernelLabels) -> UnitAnalysis | None:
+def _find_units(analysis: SubmissionAnalysis | None, folder: Path, label: KernelLabels,
+                labelled: set[str]) -> list[UnitAnalysis]:
+    """The units a kernel label speaks for: the unit of that name, then (for a label naming a
+    template ``k``) the explicit specialisations ``k<...>`` in the same file that have no label of
+    their own, since a template and its specialisations are one kernel to a reader (a template
+    declared without a body has only its specialisations)."""
     if analysis is None:
-        return None
+        return []
     target = folder / label.file
-    for ua in analysis.units:
-        if ua.unit.name == label.name and _same_file(ua.unit.file, target):
-            return ua
-    return None
+    same_file = [ua for ua in analysis.units if _same_file(ua.unit.file, target)]
+    exact = [ua for ua in same_file if ua.unit.name == label.name]
+    special = [ua for ua in same_file if ua.unit.name.startswith(label.name + "<") and ua.unit.name not in labelled]
+    return exact[:1] + special
+
+
+def _combined(units: list[UnitAnalysis], prop: str) -> tuple[int | None, PropertyFinding | None]:
+    """One prediction over a kernel's units: present in any of them, else absent where any is
+    decided, else undecided; with the finding that decided it."""
+    findings = [ua.findings.get(prop) for ua in units]
+    decided = [(p, f) for f in findings if (p := _prediction(f)) is not None]
+    for p, f in decided:
+        if p:
+            return 1, f
+    return (0, decided[0][1]) if decided else (None, findings[0] if findings else None)
 
 
 def _prediction(finding: PropertyFinding | None) -> int | None:
@@ -154,9 +170,11 @@ def _evaluate(analyses: list[SubmissionAnalysis], roots: list[Path], catalogue: 
         analysis = by_folder.get(folder.resolve())
         if analysis is None:
             ev.problems.append(f"{folder}: labelled but not analysed as a submission")
+        labelled = {k.name for k in labels.kernel}
         for kl in labels.kernel:
             ev.kernels += 1
-            ua = _find_unit(analysis, folder, kl)
+            units = _find_units(analysis, folder, kl, labelled)
+            ua = units[0] if units else None
             if ua is None:
                 ev.problems.append(f"{folder / kl.file}: labelled kernel '{kl.name}' not found by the analyzer")
             elif ua.unit.launched != kl.launched:
@@ -165,8 +183,7 @@ def _evaluate(analyses: list[SubmissionAnalysis], roots: list[Path], catalogue: 
                 )
             for prop in catalogue.ids:
                 label = labels.verdict(kl, prop, catalogue)
-                finding = ua.findings.get(prop) if ua else None
-                predicted = _prediction(finding) if ua else 0
+                predicted, finding = _combined(units, prop) if units else (0, None)
                 if label is None or predicted is None:
                     ev.skipped += label is not None
                     continue

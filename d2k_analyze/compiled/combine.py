@@ -24,8 +24,11 @@ from .signatures import pattern, refutable, signed_properties, upgradable
 
 
 def kernels_for(unit_name: str, results: list[CompileResult]) -> list[KernelArtifact]:
-    """Every compiled instance of a kernel unit (template instantiations give several)."""
-    return [k for r in results if r.status == "ok" for k in r.kernels if k.name == unit_name]
+    """Every compiled instance of a kernel unit (template instantiations give several). An explicit
+    specialisation's unit (``k<__half>``) shares the compiled name ``k`` with its primary template:
+    the instances are not told apart by the unit's name."""
+    base = unit_name.split("<", 1)[0]
+    return [k for r in results if r.status == "ok" for k in r.kernels if k.name == base]
 
 
 def _evidence(ua: UnitAnalysis, kernels: list[KernelArtifact], prop: str, arch: str) -> Evidence:

@@ -10,7 +10,10 @@ A shared store whose value combines a shared load of the same object at the stor
 a thread-independent distance that halves per iteration (or repeats at several constant
 distances when unrolled); or warp-level partials: a shuffle reduction's result stored to shared
 memory at the warp index, read back after a barrier and reduced again (the warp step may be
-``cg::reduce`` over a 32-thread tile); or ``cub::BlockReduce``.
+``cg::reduce`` over a 32-thread tile); per-thread partials exchanged through shared memory (stored
+at one thread-dependent offset, read back at another, as in a transpose ``s[x][y]`` then
+``s[y][x]``) and then reduced by warp shuffles, so each warp sums what other warps produced; or
+``cub::BlockReduce``.
 
 ## Not to be confused with
 Warp-only reductions, a serial loop by one thread, shared-memory atomics; Triton ``tl.sum``
@@ -18,10 +21,10 @@ Warp-only reductions, a serial loop by one thread, shared-memory atomics; Triton
 """
 
 from ..facts import poly as P
-from ..facts.expr import Call, Load, atoms, walk
+from ..facts.expr import Call, Cast, Load, atoms, walk
 from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, not_applicable, present
-from ._queries import SHUFFLES, is_call, loads_in, triton_reductions
+from ._queries import SHUFFLES, is_call, loads_in, thread_dependent, triton_reductions
 from .warp_shuffle_reduction import shuffle_reductions
 
 def _compiled(ir: TritonIR) -> Reading:
@@ -87,7 +90,38 @@ def cuda(f):
         reread = [b for b in f.accesses if b.obj == obj and b.kind == "load" and b.id > warp_partials[0].id]
         if reread:
             return present(warp_partials[:1] + reread[:1], "warp partials combined through shared memory")
+    exchange = _exchanged_then_reduced(f, reductions)
+    if exchange:
+        return present(exchange, "partials exchanged through shared memory, then reduced by warp shuffles")
     return absent("no cross-warp reduction step")
+
+
+def _exchanged_then_reduced(f, reductions) -> list:
+    """A computed value (not a copy of loaded data, as when a vector is staged) stored to shared
+    memory at a thread-dependent offset and a later load of the same object at another
+    thread-dependent offset (each thread reads what others wrote), whose value a shuffle reduction
+    then combines: the store and the load, or [] when there is none."""
+    pairs = {}
+    for st in f.accesses:
+        if st.space != "shared" or st.kind != "store" or not thread_dependent(st) or st.obj in pairs:
+            continue
+        if isinstance(st.value, Load) or (isinstance(st.value, Cast) and isinstance(st.value.arg, Load)):
+            continue
+        for ld in f.accesses:
+            if ld.obj != st.obj or ld.kind != "load" or ld.id < st.id or not thread_dependent(ld):
+                continue
+            d = P.add(ld.poly, st.poly, -1)
+            if d and any(P.mentions(d, k) for k in ("tid", "lane", "warp")):
+                pairs[st.obj] = [st, ld]
+                break
+    if not pairs:
+        return []
+    for r in reductions:
+        deps = {d for n in walk(r.new) for d in getattr(n, "deps", ())}
+        for obj, found in pairs.items():
+            if "load:shared" in deps and f"obj#{obj}" in deps:
+                return found
+    return []
 
 
 def _from_reduction(value, cells) -> bool:

@@ -2,7 +2,8 @@
 
 ## What it means
 Residual + norm, GEMM + bias (+ activation), silu · mul, QKᵀ + softmax + PV, loss + gradient,
-scale + mask + softmax, norm + softmax, bias + activation, int4 dequantisation + GEMM, logit softcapping + loss.
+scale + mask + softmax, norm + softmax, bias + activation, int4 dequantisation + GEMM, logit softcapping + loss,
+norm + int8 quantisation, a norm's backward + the residual branch's gradient.
 One operation does not count even if called "fused": softmax, LayerNorm with its affine step,
 RMSNorm · weight, GEMM with an alpha/beta epilogue.
 
@@ -12,7 +13,10 @@ a multiply-accumulate / MMA loop (GEMM), ``exp(x - max)`` (softmax), ``x · rsqr
 (normalisation; also through a function the analyzer cannot see, when it is applied to a
 reduction of the data plus an epsilon), sigmoid/tanh/erf/ReLU forms (activation), ``act(a) · b`` of two different
 inputs (gated), an addition of two different input tensors (residual / bias add), a -inf mask,
-a log-sum-exp with a gathered target (loss), random numbers (dropout), bit fields of loaded
+a tensor read at the output's own element and added after another operation (a residual, as in
+``y = norm(x) + r`` or a backward that adds the residual branch's gradient), a value rounded and
+clamped to a low-bit range (quantisation), a log-sum-exp with a gathered target (loss), random
+numbers (dropout), bit fields of loaded
 integers or ``lop3``/``prmt`` unpacking (dequantisation of packed low-bit weights), and a stored
 ``exp(x - lse)`` with a one-hot test of the column against a loaded target (``==`` or ``!=``), seen
 through values merged by run-time flags (the cross-entropy gradient). A kernel with two or more of
@@ -30,7 +34,8 @@ COMBINATIONS = (
     ("gemm", "softmax"), ("gemm", "activation"), ("gemm", "bias"), ("gemm", "norm"), ("gated",), ("add", "norm"),
     ("add", "activation"), ("mask", "softmax"), ("add", "softmax"), ("softmax", "dropout"),
     ("activation", "dropout"), ("add", "dropout"), ("norm", "activation"), ("loss", "gradient"),
-    ("gemm", "dequant"), ("loss", "activation"), ("norm", "softmax"),
+    ("gemm", "dequant"), ("loss", "activation"), ("norm", "softmax"), ("residual", "norm"),
+    ("norm", "quant"), ("activation", "quant"), ("softmax", "quant"), ("gemm", "quant"),
 )
 
 

@@ -28,7 +28,7 @@ from .expr import (ONE, UNKNOWN_CALLEE, ZERO, Attr, Call, Cast, E, Index, Lambda
                    atoms, flatten, num, order_key, short, size, walk)
 from .ir import Asm, Assign, Decl, ExprStmt, Func, If, Loc, Loop, Return, Stmt
 from .kernel import Access, AsmFact, Assignment, KernelFacts, LoopFact, Obj
-from .types import base_type, size_of
+from .types import base_type, size_of, vector_members
 
 MAX_STATEMENTS = 40_000  # per kernel unit, inlined code included
 MAX_DEPTH = 8  # inlining depth
@@ -547,12 +547,20 @@ class Interp:
         return None
 
     def members(self, cell: Cell) -> list[str]:
-        """The data members of a struct-typed local, in declaration order (empty when unknown)."""
-        return self.p.struct_fields(self.resolve_type(cell.type)) if cell.type else []
+        """The data members of a struct-typed local, in declaration order (empty when unknown); a
+        CUDA vector local (``float4``) has its components."""
+        if not cell.type:
+            return []
+        t = self.resolve_type(cell.type)
+        return vector_members(t)[0] or self.p.struct_fields(t)
 
     def member_type(self, cell: Cell, name: str) -> str:
         """The declared type of a struct local's data member ('' when unknown): a member is a typed
         local as much as a declared one (``WelfordStat s; s.mean += d / s.count`` accumulates in float)."""
+        if cell.type:
+            parts, scalar = vector_members(self.resolve_type(cell.type))
+            if name in parts:
+                return scalar
         if not cell.type or not hasattr(self.p, "struct_member_type"):
             return ""
         t = self.p.struct_member_type(self.resolve_type(cell.type), name)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .expr import UNKNOWN_CALLEE, Call, Cast, E, Load, Num, Op, Sym, TypeRef, atoms, children, flatten, has_within, num, short, subtree_has, walk
+from . import poly as P
+from .expr import UNKNOWN_CALLEE, Attr, Call, Cast, E, Load, Num, Op, Sym, TypeRef, atoms, children, flatten, has_within, num, operators, short, subtree_has, walk
 from .kernel import Assignment, KernelFacts
 
 EXP = {"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2"}
@@ -340,17 +341,43 @@ def _negated(a: E) -> E | None:
 
 
 def elementwise_add(f: KernelFacts) -> list:
-    """x + y of two tensors read from different global objects (a residual or bias add)."""
+    """x + y of two tensors read from different global objects (a residual or bias add), also
+    when each was first unpacked into a local array (``unpack8(xv[v], a); ... a[e] + b[e]``)."""
     if len({a.obj for a in f.accesses if a.space == "global"}) < 2:
         return []  # every load is an access: fewer than two global objects cannot be two inputs
-    return containing(f, _adds_two_inputs, {"+"})
+    return containing(f, lambda n: _adds_two_inputs(f, n), {"+"})
 
 
-def _adds_two_inputs(n: E) -> bool:
+def _adds_two_inputs(f: KernelFacts, n: E) -> bool:
     if not (isinstance(n, Op) and n.op == "+"):
         return False
-    srcs = [_source_load(t) for t in n.args]
+    srcs = [_input_load(f, t) for t in n.args]
     return len({s.obj for s in srcs if s is not None and s.space == "global"}) >= 2
+
+
+def _input_load(f: KernelFacts, e: E) -> Load | None:
+    """The global load behind ``e``: through conversions and vector components, and through a
+    local array every element of which was unpacked from one global object."""
+    src = _component_load(e)
+    if src is None or src.space != "local":
+        return src
+    unpacked = f.cache.get("ops.unpacked")
+    if unpacked is None:
+        unpacked = f.cache["ops.unpacked"] = _unpacked_locals(f)
+    return unpacked.get(src.obj)
+
+
+def _unpacked_locals(f: KernelFacts) -> dict[int, Load]:
+    """Local arrays whose every store is a conversion of a load of one global object -> that load."""
+    sources: dict[int, list] = {}
+    for a in f.accesses:
+        if a.space == "local" and a.kind in ("store", "rmw"):
+            sources.setdefault(a.obj, []).append(_component_load(a.value) if a.value is not None else None)
+    out = {}
+    for obj, loads in sources.items():
+        if all(g is not None and g.space == "global" for g in loads) and len({g.obj for g in loads}) == 1:
+            out[obj] = loads[0]
+    return out
 
 
 def _source_load(e: E) -> Load | None:
@@ -365,6 +392,83 @@ def _source_load(e: E) -> Load | None:
             e = e.args[0] if e.args else Num(0)
         else:
             return e if isinstance(e, Load) else None
+
+
+def residual_add(f: KernelFacts) -> list:
+    """A tensor read at the output's own element, added to a value computed from other inputs and
+    stored there (``y = f(x) + r``, a residual or a residual branch's gradient added after the
+    operation). A bias or a norm's affine shift is read per column, not at the output's element;
+    an in-place ``C += ...`` reads the output itself: neither is this."""
+    def tensor(obj: int) -> bool:  # a kernel argument, not a register reinterpreted as pairs
+        return f.objects[obj].origin.startswith("param#") if obj in f.objects else False
+
+    hits = []
+    for st in f.accesses:
+        if st.space != "global" or st.kind != "store" or st.value is None or not tensor(st.obj):
+            continue
+        for n in operators(st.value):
+            if type(n) is not Op or n.op != "+":
+                continue
+            for t in n.args:
+                src = _component_load(t)
+                if src is None or src.space != "global" or src.obj == st.obj or not tensor(src.obj):
+                    continue
+                if P.add(f.accesses[src.access].poly, st.poly, -1):
+                    continue  # read elsewhere than the element it is added into
+                others = [u for u in n.args if u is not t]
+                if any(_reads_global(u, {src.obj, st.obj}) for u in others):
+                    hits.append(st)
+                    break
+            if hits and hits[-1] is st:
+                break
+    return hits
+
+
+PAIR_CONVERSIONS = {"__bfloat1622float2", "__half22float2", "__nv_cvt_bfloat162_float2"}
+
+
+def _component_load(e: E) -> Load | None:
+    """A load reached through conversions or a vector component (``r4.x`` of ``float4 r4 = R[i]``,
+    ``__bfloat1622float2(p[k]).y``)."""
+    if isinstance(e, Attr) and e.name in ("x", "y", "z", "w"):
+        e = e.base
+        if isinstance(e, Call) and short(e.fn) in PAIR_CONVERSIONS and e.args:
+            e = e.args[0]
+    return _source_load(e)
+
+
+def _reads_global(e: E, exclude: set[int]) -> bool:
+    """Whether ``e`` is computed from a global object other than ``exclude`` (directly or through a
+    merged local whose dependencies say so)."""
+    for n in walk(e):
+        if type(n) is Load and n.space == "global" and n.obj not in exclude:
+            return True
+        if type(n) is Sym and "load:global" in n.deps and any(d.startswith("obj#") and int(d[4:]) not in exclude for d in n.deps):
+            return True
+    return False
+
+
+QUANT_LIMITS = {127.0, 128.0, 255.0, 7.0, 8.0, 15.0, 448.0, 57344.0}
+ROUNDING = {"floorf", "floor", "roundf", "round", "rintf", "rint", "nearbyintf", "nearbyint", "lrintf", "llrintf",
+            "__float2int_rn", "__float2uint_rn", "__float2int_rz", "__float2char_rz", "__float2uchar_rz"}
+
+
+def quantization(f: KernelFacts) -> list:
+    """A value rounded to an integer grid and clamped to a low-bit range (``min(max(round(x /
+    scale), -127), 127)``, 0..255, the int4 or fp8 limits): quantisation is its own operation,
+    and fused after a norm or an activation it saves writing the wide result."""
+    return containing(f, _is_quantize, {"min", "max", "?:", "clamp", "tl.clamp"})
+
+
+def _is_quantize(n: E) -> bool:
+    """A clamp (``min``/``max``, ``clamp``, or ``v > 127 ? 127 : v``) with a low-bit limit on one
+    side and a rounded value on the other."""
+    if not isinstance(n, (Op, Call)):
+        return False
+    sides = n.args[1:] if isinstance(n, Op) and n.op == "?:" else n.args
+    if not any(isinstance(a, Num) and isinstance(a.v, (int, float)) and abs(float(a.v)) in QUANT_LIMITS for a in sides):
+        return False
+    return any(_fn(m, ROUNDING) and m.args and not isinstance(m.args[0], Num) for a in sides for m in walk(a))
 
 
 def masking(f: KernelFacts) -> list:
@@ -545,6 +649,8 @@ def operations(f: KernelFacts) -> dict[str, list]:
         "loss": loss(f),
         "dropout": dropout(f),
         "dequant": dequantize(f),
+        "residual": residual_add(f),
+        "quant": quantization(f),
     }
     return {k: v for k, v in found.items() if v}
 

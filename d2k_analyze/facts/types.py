@@ -63,6 +63,22 @@ def size_of(t: str, resolve=None) -> int | None:
     return None
 
 
+_VECTOR_PARTS = re.compile(r"(?:__)?(nv_bfloat16|bfloat16|half|u?char|u?short|u?int|u?long|longlong|ulonglong|float|double)([1-4])")
+_SCALAR_OF = {"nv_bfloat16": "__nv_bfloat16", "bfloat16": "__nv_bfloat16", "half": "__half", "uint": "unsigned int",
+              "uchar": "unsigned char", "ushort": "unsigned short", "ulong": "unsigned long", "longlong": "long long",
+              "ulonglong": "unsigned long long"}
+
+
+def vector_members(t: str) -> tuple[list[str], str]:
+    """The components of a CUDA built-in vector type and their scalar type: ``float4`` ->
+    (``x y z w``, ``float``), ``__half2`` -> (``x y``, ``__half``); ([], "") for any other type.
+    Code writes them one by one (``v.x = ...; out4[i] = v;``), as with a struct's members."""
+    m = _VECTOR_PARTS.fullmatch(base_type(t).split("::")[-1])
+    if m is None:
+        return [], ""
+    return list("xyzw"[: int(m.group(2))]), _SCALAR_OF.get(m.group(1), m.group(1))
+
+
 def is_vector(t: str, resolve=None) -> bool:
     """A type that moves several scalars in one access."""
     b = base_type(t)

@@ -60,6 +60,14 @@ class CudaFunction:
     template_node: Node | None = None
 
     @property
+    def specialization(self) -> str:
+        """``<__half>`` for an explicit specialisation (``template <> __global__ void k<__half>(..)``),
+        else "": its body is its own code, often the one a launch with those arguments runs."""
+        if self.template_node is None or self.template_params:
+            return ""
+        return _specialized_args(self.node)
+
+    @property
     def is_kernel(self) -> bool:
         return "__global__" in self.qualifiers
 
@@ -131,6 +139,19 @@ def callee_name(fn: Node) -> str:
     if fn.type == "qualified_identifier":
         return re.sub(r"<[^<>]*>", "", text(fn)).replace(" ", "")
     return text(fn)
+
+
+def _specialized_args(defn: Node) -> str:
+    """The template argument list written after a function's name (``k<__half>``), spaces
+    removed; "" when the name has none."""
+    decl = defn.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    inner = decl.child_by_field_name("declarator") if decl is not None else None
+    if inner is None or inner.type != "template_function":
+        return ""
+    args = inner.child_by_field_name("arguments")
+    return "".join(text(args).split()) if args is not None else ""
 
 
 def _function_name(defn: Node) -> str:

@@ -113,9 +113,11 @@ def cuda_units(parsed: ParsedSubmission, py_reach: set[str], has_python: bool, p
     units: list[KernelUnit] = []
     seen: set[tuple[str, str]] = set()
     for fn in funcs:
-        if not fn.is_kernel or (fn.source.file, fn.name) in seen or not fn.name:
+        # An explicit specialisation is a unit of its own (``k<__half>``): its body is other code.
+        name = fn.name + fn.specialization
+        if not fn.is_kernel or (fn.source.file, name) in seen or not fn.name:
             continue
-        seen.add((fn.source.file, fn.name))
+        seen.add((fn.source.file, name))
         src = fn.source
         ksites = sites.get(fn.name, [])
         envs = _template_envs(fn, ksites, base)
@@ -130,7 +132,7 @@ def cuda_units(parsed: ParsedSubmission, py_reach: set[str], has_python: bool, p
         warnings = [w for w in src.warnings if in_span(w, start, end)] + ([f"{src.file}:{start}: internal error while building facts ({failure})"] if failure else [])
         units.append(
             KernelUnit(
-                name=fn.name, language="cuda", file=src.file, span=Span(src.file, start, end),
+                name=name, language="cuda", file=src.file, span=Span(src.file, start, end),
                 source=_unit_source([fn] + helpers), helpers=[h.name for h in helpers],
                 launched=fn.name in launched, launch_sites=launch_spans,
                 launch_constants=summarise(envs, [p for p, _ in fn.template_params]),

@@ -180,3 +180,22 @@ def test_an_unbound_template_pointer_handed_to_a_typed_parameter_takes_that_type
                         "  if (f) gemv_rows<half><<<64, 32>>>(y, x, (const half*)w, n);\n"
                         "  else gemv_rows<float><<<64, 32>>>(y, x, (const float*)w, n); }\n")
     assert _half2_lane_step(facts_of(tmp_path, src)) == 1
+
+
+def test_a_vector_local_stored_whole_carries_its_components_written_one_by_one(tmp_path):
+    # ``p.x = ...; out[i] = p`` stores the new components, not the loaded float2 it started from
+    f = facts_of(tmp_path, """
+__global__ void shift_pairs(const float2* a, const float2* b, float2* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float2 p = a[i];
+  const float2 q = b[i];
+  p.x = p.x * 3.f + q.x;
+  p.y = p.y * 3.f + q.y;
+  out[i] = p;
+}
+""")
+    store = next(a for a in f.accesses if a.kind == "store")
+    read = {n.obj for n in walk(store.value) if type(n).__name__ == "Load"}
+    assert len(read) == 2  # both inputs reach the stored pair
+    assert any(isinstance(n, Num) and n.v == 3.0 for n in walk(store.value))

@@ -89,3 +89,17 @@ def test_label_problems_are_reported_not_raised(tmp_path):
     folder = _folder(tmp_path, "bad", "k", ["no_such_property"])
     ev = evaluate([_analysis(folder, "k", online_softmax=A)], [tmp_path], CATALOGUE)
     assert any("unknown property 'no_such_property'" in p for p in ev.problems)
+
+
+def test_a_label_speaks_for_its_templates_explicit_specialisations(tmp_path):
+    # the label names the template ``ka``; the analyzer reports ``ka`` and ``ka<__half>`` apart
+    folder = _folder(tmp_path, "spec", "ka", ["vectorized_access"])
+    plain = _analysis(folder, "ka", online_softmax=A, vectorized_access=A, warp_shuffle_reduction=A, tensor_cores=A)
+    half = _analysis(folder, "ka<__half>", online_softmax=A, vectorized_access=P, warp_shuffle_reduction=P, tensor_cores=N)
+    plain.units.extend(half.units)
+    ev = evaluate([plain], [tmp_path], CATALOGUE)
+    by = {s.property: s for s in ev.scores}
+    assert (by["vectorized_access"].tp, by["vectorized_access"].fn) == (1, 0)  # present in the specialisation
+    assert by["warp_shuffle_reduction"].fp == 1  # and what only the specialisation does counts against it
+    assert by["tensor_cores"].tn == 1  # decided where any unit decides
+    assert not ev.problems

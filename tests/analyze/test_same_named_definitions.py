@@ -221,3 +221,40 @@ def test_a_cuda_helper_is_the_one_in_the_callers_file():
     units, _ = kernel_units([SourceFile(Path("a.cu"), "cuda", first), SourceFile(Path("b.cu"), "cuda", second)])
     calls = {u.name: {n.fn for a in u.ast.accesses if a.kind == "store" for n in walk(a.value) if isinstance(n, Call)} for u in units}
     assert calls == {"k1": set(), "k2": {"__expf"}}
+
+
+SPECIALISED = """
+#include <cuda_fp16.h>
+template <typename T>
+__global__ void scale_rows(T* out, const T* in, int n) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = in[i] * T(2);
+}
+
+template <>
+__global__ void scale_rows<__half>(__half* out, const __half* in, int n) {
+  const half2* in2 = reinterpret_cast<const half2*>(in);
+  half2* out2 = reinterpret_cast<half2*>(out);
+#pragma unroll 4
+  for (int i = 0; i < 64; ++i) out2[threadIdx.x + i * 32] = __hmul2(in2[threadIdx.x + i * 32], __float2half2_rn(2.f));
+}
+
+void launch(float* o, const float* i, __half* ho, const __half* hi, int n) {
+  scale_rows<float><<<1, 256>>>(o, i, n);
+  scale_rows<__half><<<1, 32>>>(ho, hi, n);
+}
+"""
+
+
+def test_an_explicit_specialisation_is_a_unit_of_its_own():
+    # Before, the second definition of the name was dropped with its body: the __half kernel's
+    # vector loads and unrolled loop were never seen.
+    units, _ = kernel_units([SourceFile(Path("k.cu"), "cuda", SPECIALISED)])
+    by_name = {u.name: u for u in units}
+    assert set(by_name) == {"scale_rows", "scale_rows<__half>"}
+    def status(name: str, prop: str) -> str:
+        return detect(prop, by_name[name].ast).status.value
+
+    assert status("scale_rows<__half>", "loop_unrolling") == "present"
+    assert status("scale_rows", "loop_unrolling") == "absent"
+    assert status("scale_rows<__half>", "vectorized_access") == "present"
+    assert all(u.launched for u in units)
