@@ -1,7 +1,8 @@
 """Finding submissions (and their task) in the paths a user gives.
 
-A submission is a folder holding ``submission.py`` or any ``.py``/``.cu`` file directly (its
-sub-folders belong to it), or a standalone source file. Task folders (with ``task.toml``) are not
+A submission is a folder holding ``submission.py``, ``labels.toml`` (a labelled corpus submission,
+whose code may sit only in sub-folders, as a vendored package tree does) or any ``.py``/``.cu``
+file directly (its sub-folders belong to it), or a standalone source file. Task folders (with ``task.toml``) are not
 submissions themselves: only their expert implementation is. The task id is ``--task`` or comes
 from the layout by the convention all commands share (:mod:`d2k_spec.layout`): the enclosing task
 folder, else the nearest enclosing folder named like a task of the tasks root
@@ -37,7 +38,7 @@ def infer_task(path: Path, tasks_root: Path | None = None) -> str | None:
 def _is_submission_folder(folder: Path, names: list[str]) -> bool:
     if "task.toml" in names:
         return False  # a task folder: reference.py is not a submission; its expert/ is
-    return "submission.py" in names or any(
+    return "submission.py" in names or "labels.toml" in names or any(
         Path(n).suffix.lower() in SUBMISSION_SUFFIXES and (folder / n).is_file() for n in names
     )
 

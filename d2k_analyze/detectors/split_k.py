@@ -11,7 +11,9 @@ K-slice) rather than one operand's row or column; partials go out through an ato
 indexed by the same grid index, or onto the output at the address it was read from (slices
 serialised by a lock). A grid index scaled by ``K / S`` in a loop that runs ``K / BK / S`` times is
 a slice index too, whatever the stride is called. A split factor that resolves to 1 at every
-launch leaves no slice index (it folds away) and earns nothing.
+launch leaves no slice index (it folds away) and earns nothing. A grid index only in the loop's
+end that an operand takes as a batch, row or column (``min(chunk, seqlen - pid_c * chunk)``) bounds
+a ragged last tile and slices nothing.
 
 ## Not to be confused with
 Attention split along the sequence (``split_kv``: the loop's scores go through ``exp``); a
@@ -48,7 +50,9 @@ def _grid_terms(poly: P.Poly) -> set[str]:
 
 def _k_slice_atoms(f, lid: int) -> set[str]:
     lp = f.loops[lid]
-    bounds = _grid(atoms(lp.init) if lp.init is not None else ()) | _grid(atoms(lp.bound) if lp.bound is not None else ())
+    starts = _grid(atoms(lp.init) if lp.init is not None else ())
+    ends = _grid(atoms(lp.bound) if lp.bound is not None else ()) - starts
+    bounds = starts | ends
     if lp.step is not None and any(k.startswith(("gdim.", "nprog.")) for k in atoms(lp.step)):
         bounds = set()  # a grid-stride loop over rows/tiles, not a K slice
     loads = [a for a in f.accesses if lid in a.loops and a.kind in ("load", "rmw") and a.space in ("global",)]
@@ -80,8 +84,10 @@ def _k_slice_atoms(f, lid: int) -> set[str]:
         for g in there - here:
             hidden[g] = hidden.get(g, 0) + 1
     # a K slice: the same grid index offsets two operands along K (one may reach it through a
-    # packed-index division), and no operand takes it as a row or column
-    return bounds | {g for g, n in sliced.items() if n + hidden.get(g, 0) >= 2 and g not in rows}
+    # packed-index division), and no operand takes it as a row or column. A grid index only in the
+    # loop's end, which an operand takes as a row, column or batch, bounds a ragged last tile
+    # (``range(0, cdiv(min(chunk, seqlen - pid_c * chunk), BK))``): it starts no slice of K.
+    return (bounds - (ends & rows)) | {g for g, n in sliced.items() if n + hidden.get(g, 0) >= 2 and g not in rows}
 
 
 def _divisors(e) -> list:

@@ -295,7 +295,14 @@ def gated(f: KernelFacts) -> list:
             return False
         act_src = [l for v in (acts[0], *_merged_values(f, acts[0])) for l in walk(v) if isinstance(l, Load)]
         others = [l for x in fs if x is not acts[0] for l in walk(x) if isinstance(l, Load)]
-        return bool(act_src) and any(all(_different(f, o, s) for s in act_src) for o in others)
+        if act_src and any(all(_different(f, o, s) for s in act_src) for o in others):
+            return True
+        # a factor computed from other inputs (``out *= z * sigmoid(z)`` with ``out`` a reduction
+        # of other tensors, merged by a run-time flag): its merged symbol names what it read. The
+        # activation's input may itself be a load through a pointer the flag chose (no object).
+        read = {s.obj for s in act_src} | {int(d[4:]) for n in walk(acts[0]) if type(n) is Sym for d in n.deps if d.startswith("obj#")}
+        loads_data = act_src or any(type(n) is Sym and "load:global" in n.deps for n in walk(acts[0]))
+        return bool(loads_data) and any(_reads_global(x, read) for x in fs if x is not acts[0])
 
     return containing(f, gate, {"*"})
 

@@ -121,3 +121,16 @@ def test_find_submissions_layouts(tmp_path):
     single.write_text(GOOD)
     assert find_submissions([single], task="softmax") == [(str(single), single, "softmax")]
     assert infer_task(tmp_path / "elsewhere" / "x") is None
+
+
+def test_a_labelled_folder_is_one_submission_even_with_its_code_only_in_sub_folders(tmp_path):
+    # a vendored package tree: the kernels import helpers from a sibling package, so splitting the
+    # tree at the folders that hold code would lose the imports (and the labels' kernels)
+    root = tmp_path / "corpus" / "wild" / "some__repo" / "pkg_ops"
+    (root / "pkg" / "ops").mkdir(parents=True)
+    (root / "pkg" / "utils").mkdir(parents=True)
+    (root / "pkg" / "ops" / "k.py").write_text("from pkg.utils.cfg import configs\n")
+    (root / "pkg" / "utils" / "cfg.py").write_text("def configs(c):\n    return c\n")
+    (root / "labels.toml").write_text('description = "x"\ndesign_level = "wild"\n')
+    found = [Path(path).relative_to(tmp_path).as_posix() for _, path, _ in find_submissions([tmp_path])]
+    assert found == ["corpus/wild/some__repo/pkg_ops"]
