@@ -18,6 +18,10 @@
 // columns once: each thread loads its weight and bias vector once and applies it to every row of
 // the CTA, which divides their L2 traffic by `rows` (per row they are as many bytes as x itself).
 //
+// `two_pass` = 1 selects the other statistics, a candidate not yet timed on a GPU: the row sum, then
+// the squared deviations from its mean, in two reads of shared memory (exact, and no divide per
+// vector); the sweep times both.
+//
 // Only 16-byte aligned rows take this path (N % 8 == 0, aligned pointers); the caller keeps the
 // Triton kernel for the others.
 
@@ -31,6 +35,14 @@ namespace {
 constexpr int kVec = 8;        // bf16 per 16-byte vector
 constexpr int kMaxRows = 16;   // rows per CTA (one mbarrier and one statistics slot each)
 constexpr int kMaxWarps = 32;
+// A candidate, off by default and not yet timed on a GPU: CTAs of 512 threads per SM that ptxas
+// must leave registers for. At 3 it holds them to 40 registers a thread, so three CTAs share an SM,
+// as many as the shared memory of a 64 KB row allows; unbounded, ptxas picks 48-50 registers and
+// only two fit. benchmarks/layernorm_smem_rows.py builds it with -DLN_SMEM_MIN_CTAS_512=3 and times
+// it beside the default.
+#ifndef LN_SMEM_MIN_CTAS_512
+#define LN_SMEM_MIN_CTAS_512 0
+#endif
 
 struct Stats {
   float n;     // elements folded in
@@ -55,6 +67,12 @@ __device__ __forceinline__ Stats warp_chan(Stats s) {
     s = chan(s, o);
   }
   return s;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int lane_mask = 16; lane_mask > 0; lane_mask >>= 1) v += __shfl_xor_sync(0xffffffffu, v, lane_mask);
+  return v;
 }
 
 __device__ __forceinline__ void widen(const uint4& raw, float* f) {
@@ -113,8 +131,8 @@ __host__ __device__ constexpr size_t smem_bytes(int n, int rows) {
          kMaxRows * kMaxWarps * sizeof(Stats);
 }
 
-template <int MAX_THREADS>
-__global__ void __launch_bounds__(MAX_THREADS) layernorm_smem_rows_kernel(
+template <int MAX_THREADS, int MIN_CTAS, bool TWO_PASS>
+__global__ void __launch_bounds__(MAX_THREADS, MIN_CTAS) layernorm_smem_rows_kernel(
     const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ weight,
     const __nv_bfloat16* __restrict__ bias, __nv_bfloat16* __restrict__ y, int M, int N, int rows, float eps) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -136,33 +154,80 @@ __global__ void __launch_bounds__(MAX_THREADS) layernorm_smem_rows_kernel(
   }
   __syncthreads();  // the barriers are initialised before anyone waits on them
 
-  // Statistics, row by row as the rows arrive.
-  for (int r = 0; r < own; ++r) {
-    mbar_wait(&arrived[r], 0);
-    const __nv_bfloat16* line = tile + static_cast<size_t>(r) * N;
-    Stats s{0.f, 0.f, 0.f};
-    for (int c = tid * kVec; c < N; c += step) {
-      float f[kVec];
-      widen(*reinterpret_cast<const uint4*>(line + c), f);
+  if constexpr (TWO_PASS) {
+    // Pass 1, row by row as the rows arrive: the sum, hence the mean.
+    float* part = reinterpret_cast<float*>(partial);  // [kMaxRows][kMaxWarps]
+    for (int r = 0; r < own; ++r) {
+      mbar_wait(&arrived[r], 0);
+      const __nv_bfloat16* line = tile + static_cast<size_t>(r) * N;
       float sum = 0.f;
+      for (int c = tid * kVec; c < N; c += step) {
+        float f[kVec];
+        widen(*reinterpret_cast<const uint4*>(line + c), f);
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) sum += f[j];
-      const float mean = sum * (1.f / kVec);
-      float m2 = 0.f;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) m2 = fmaf(f[j] - mean, f[j] - mean, m2);
-      s = chan(s, Stats{static_cast<float>(kVec), mean, m2});
+        for (int j = 0; j < kVec; ++j) sum += f[j];
+      }
+      sum = warp_sum(sum);
+      if (lane == 0) part[r * kMaxWarps + warp] = sum;
     }
-    s = warp_chan(s);
-    if (lane == 0) partial[r * kMaxWarps + warp] = s;
-  }
-  __syncthreads();
-  // Warp w finishes rows w, w + warps, ...: merge the row's warp partials, keep (rstd, -mean * rstd).
-  for (int r = warp; r < own; r += warps) {
-    Stats s = warp_chan(lane < warps ? partial[r * kMaxWarps + lane] : Stats{0.f, 0.f, 0.f});
-    if (lane == 0) {
-      const float rstd = rsqrtf(s.m2 / static_cast<float>(N) + eps);
-      norm[r] = make_float2(rstd, -s.mean * rstd);
+    __syncthreads();
+    for (int r = warp; r < own; r += warps) {
+      const float sum = warp_sum(lane < warps ? part[r * kMaxWarps + lane] : 0.f);
+      if (lane == 0) norm[r].x = sum / static_cast<float>(N);
+    }
+    __syncthreads();
+    // Pass 2: squared deviations from that mean; exact where E[x^2] - E[x]^2 would cancel.
+    for (int r = 0; r < own; ++r) {
+      const __nv_bfloat16* line = tile + static_cast<size_t>(r) * N;
+      const float mean = norm[r].x;
+      float m2 = 0.f;
+      for (int c = tid * kVec; c < N; c += step) {
+        float f[kVec];
+        widen(*reinterpret_cast<const uint4*>(line + c), f);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) m2 = fmaf(f[j] - mean, f[j] - mean, m2);
+      }
+      m2 = warp_sum(m2);
+      if (lane == 0) part[r * kMaxWarps + warp] = m2;
+    }
+    __syncthreads();
+    for (int r = warp; r < own; r += warps) {
+      const float m2 = warp_sum(lane < warps ? part[r * kMaxWarps + lane] : 0.f);
+      if (lane == 0) {
+        const float mean = norm[r].x;
+        const float rstd = rsqrtf(m2 / static_cast<float>(N) + eps);
+        norm[r] = make_float2(rstd, -mean * rstd);
+      }
+    }
+  } else {
+    // One pass, row by row as the rows arrive: Chan's merge of 8-element partials.
+    for (int r = 0; r < own; ++r) {
+      mbar_wait(&arrived[r], 0);
+      const __nv_bfloat16* line = tile + static_cast<size_t>(r) * N;
+      Stats s{0.f, 0.f, 0.f};
+      for (int c = tid * kVec; c < N; c += step) {
+        float f[kVec];
+        widen(*reinterpret_cast<const uint4*>(line + c), f);
+        float sum = 0.f;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) sum += f[j];
+        const float mean = sum * (1.f / kVec);
+        float m2 = 0.f;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) m2 = fmaf(f[j] - mean, f[j] - mean, m2);
+        s = chan(s, Stats{static_cast<float>(kVec), mean, m2});
+      }
+      s = warp_chan(s);
+      if (lane == 0) partial[r * kMaxWarps + warp] = s;
+    }
+    __syncthreads();
+    // Warp w finishes rows w, w + warps, ...: merge the row's warp partials, keep (rstd, -mean * rstd).
+    for (int r = warp; r < own; r += warps) {
+      Stats s = warp_chan(lane < warps ? partial[r * kMaxWarps + lane] : Stats{0.f, 0.f, 0.f});
+      if (lane == 0) {
+        const float rstd = rsqrtf(s.m2 / static_cast<float>(N) + eps);
+        norm[r] = make_float2(rstd, -s.mean * rstd);
+      }
     }
   }
   __syncthreads();
@@ -183,11 +248,11 @@ __global__ void __launch_bounds__(MAX_THREADS) layernorm_smem_rows_kernel(
   }
 }
 
-template <int MAX_THREADS>
+template <int MAX_THREADS, int MIN_CTAS, bool TWO_PASS>
 int launch(const void* x, const void* w, const void* b, void* y, int M, int N, int threads, int rows, float eps,
            cudaStream_t stream) {
   static unsigned long long configured = 0;  // one bit per device
-  auto kernel = layernorm_smem_rows_kernel<MAX_THREADS>;
+  auto kernel = layernorm_smem_rows_kernel<MAX_THREADS, MIN_CTAS, TWO_PASS>;
   const size_t smem = smem_bytes(N, rows);
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
@@ -212,11 +277,24 @@ int launch(const void* x, const void* w, const void* b, void* y, int M, int N, i
 }  // namespace
 
 // LayerNorm of bf16 x [M, N] with bf16 weight and bias [N] into y: `threads` per CTA, `rows` rows
-// per CTA. N must be a multiple of 8 and every pointer 16-byte aligned. Returns a cudaError_t.
+// per CTA; `two_pass` picks the statistics (0: one pass, Chan's merge; 1: the sum, then the squared
+// deviations from the mean). N must be a multiple of 8 and every pointer 16-byte aligned. Returns a
+// cudaError_t.
 extern "C" int layernorm_smem_rows_launch(const void* x, const void* w, const void* b, void* y, int M, int N,
-                                          int threads, int rows, float eps, cudaStream_t stream) {
-  if (threads % 32 || threads < 32 || threads > 1024 || rows < 1 || rows > kMaxRows || N % kVec || N <= 0 || M <= 0)
+                                          int threads, int rows, int two_pass, float eps, cudaStream_t stream) {
+  if (threads % 32 || threads < 32 || threads > 1024 || rows < 1 || rows > kMaxRows || N % kVec || N <= 0 || M <= 0 ||
+      (two_pass != 0 && two_pass != 1))
     return static_cast<int>(cudaErrorInvalidValue);
-  return threads <= 256 ? launch<256>(x, w, b, y, M, N, threads, rows, eps, stream)
-                        : launch<1024>(x, w, b, y, M, N, threads, rows, eps, stream);
+  if (two_pass) {
+    if (threads <= 256) return launch<256, 0, true>(x, w, b, y, M, N, threads, rows, eps, stream);
+#if LN_SMEM_MIN_CTAS_512 > 0
+    if (threads <= 512) return launch<512, LN_SMEM_MIN_CTAS_512, true>(x, w, b, y, M, N, threads, rows, eps, stream);
+#endif
+    return launch<1024, 0, true>(x, w, b, y, M, N, threads, rows, eps, stream);
+  }
+  if (threads <= 256) return launch<256, 0, false>(x, w, b, y, M, N, threads, rows, eps, stream);
+#if LN_SMEM_MIN_CTAS_512 > 0
+  if (threads <= 512) return launch<512, LN_SMEM_MIN_CTAS_512, false>(x, w, b, y, M, N, threads, rows, eps, stream);
+#endif
+  return launch<1024, 0, false>(x, w, b, y, M, N, threads, rows, eps, stream);
 }

@@ -120,14 +120,14 @@ _BIND = r"""
 #include <c10/cuda/CUDAGuard.h>
 
 extern "C" int layernorm_smem_rows_launch(const void* x, const void* w, const void* b, void* y, int M, int N,
-                                          int threads, int rows, float eps, cudaStream_t stream);
+                                          int threads, int rows, int two_pass, float eps, cudaStream_t stream);
 
 at::Tensor smem_rows_layernorm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, int64_t threads,
-                               int64_t rows, double eps) {
+                               int64_t rows, int64_t two_pass, double eps) {
   const at::cuda::CUDAGuard guard(x.device());
   auto y = at::empty_like(x);
   const int err = layernorm_smem_rows_launch(x.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr(), x.size(0),
-                                             x.size(1), threads, rows, static_cast<float>(eps),
+                                             x.size(1), threads, rows, two_pass, static_cast<float>(eps),
                                              at::cuda::getCurrentCUDAStream());
   TORCH_CHECK(err == 0, "layernorm_smem_rows_launch: ", cudaGetErrorString(static_cast<cudaError_t>(err)));
   return y;
@@ -136,13 +136,14 @@ at::Tensor smem_rows_layernorm(const at::Tensor& x, const at::Tensor& w, const a
 _ext = None
 SMEM_MIN_N = 16384  # shorter rows: the Triton register kernel measured as fast or faster (H100)
 SMEM_MAX_ROW_BYTES = 200 * 1024  # one row must fit a CTA's shared memory (227 KB at most on sm_90)
+TWO_PASS = 0  # statistics: 0 = one pass with Chan's merge, 1 = the sum, then squared deviations
 
 
-def smem_setting(n: int) -> tuple[int, int]:
-    """(threads, rows per CTA) for rows of ``n`` bf16 elements (measured on an H100 on every
+def smem_setting(n: int) -> tuple[int, int, int]:
+    """(threads, rows per CTA, two_pass) for rows of ``n`` bf16 elements (measured on an H100 on every
     workload of the task: benchmarks/layernorm_smem_rows.py)."""
     threads = 128 if n <= 2048 else (256 if n <= 16384 else 512)
-    return threads, max(1, min(4, 16384 // n))
+    return threads, max(1, min(4, 16384 // n)), TWO_PASS
 
 
 def _smem_ok(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> bool:
@@ -169,8 +170,8 @@ def run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tens
     """LayerNorm over the last dimension of contiguous x [M, N] with weight and bias [N]."""
     assert x.dim() == 2 and x.is_contiguous() and weight.is_contiguous() and bias.is_contiguous()
     if x.numel() and _smem_ok(x, weight, bias):
-        threads, rows = smem_setting(x.shape[1])
-        return _smem_module().smem_rows_layernorm(x, weight, bias, threads, rows, EPS)
+        threads, rows, two_pass = smem_setting(x.shape[1])
+        return _smem_module().smem_rows_layernorm(x, weight, bias, threads, rows, two_pass, EPS)
     return triton_run(x, weight, bias)
 
 
