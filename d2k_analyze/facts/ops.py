@@ -300,7 +300,7 @@ def gated(f: KernelFacts) -> list:
         # a factor computed from other inputs (``out *= z * sigmoid(z)`` with ``out`` a reduction
         # of other tensors, merged by a run-time flag): its merged symbol names what it read. The
         # activation's input may itself be a load through a pointer the flag chose (no object).
-        read = {s.obj for s in act_src} | {int(d[4:]) for n in walk(acts[0]) if type(n) is Sym for d in n.deps if d.startswith("obj#")}
+        read = {s.obj for s in act_src} | {o for n in walk(acts[0]) if type(n) is Sym for o in _objects_of(n)}
         loads_data = act_src or any(type(n) is Sym and "load:global" in n.deps for n in walk(acts[0]))
         return bool(loads_data) and any(_reads_global(x, read) for x in fs if x is not acts[0])
 
@@ -409,26 +409,21 @@ def residual_add(f: KernelFacts) -> list:
     def tensor(obj: int) -> bool:  # a kernel argument, not a register reinterpreted as pairs
         return f.objects[obj].origin.startswith("param#") if obj in f.objects else False
 
-    hits = []
-    for st in f.accesses:
-        if st.space != "global" or st.kind != "store" or st.value is None or not tensor(st.obj):
-            continue
-        for n in operators(st.value):
-            if type(n) is not Op or n.op != "+":
+    def adds_residual(store, n: E) -> bool:
+        if type(n) is not Op or n.op != "+":
+            return False
+        for t in n.args:
+            src = _component_load(t)
+            if src is None or src.space != "global" or src.obj == store.obj or not tensor(src.obj):
                 continue
-            for t in n.args:
-                src = _component_load(t)
-                if src is None or src.space != "global" or src.obj == st.obj or not tensor(src.obj):
-                    continue
-                if P.add(f.accesses[src.access].poly, st.poly, -1):
-                    continue  # read elsewhere than the element it is added into
-                others = [u for u in n.args if u is not t]
-                if any(_reads_global(u, {src.obj, st.obj}) for u in others):
-                    hits.append(st)
-                    break
-            if hits and hits[-1] is st:
-                break
-    return hits
+            if P.add(f.accesses[src.access].poly, store.poly, -1):
+                continue  # read elsewhere than the element it is added into
+            if any(_reads_global(u, {src.obj, store.obj}) for u in n.args if u is not t):
+                return True
+        return False
+
+    return [st for st in f.accesses if st.space == "global" and st.kind == "store" and st.value is not None
+            and tensor(st.obj) and any(adds_residual(st, n) for n in operators(st.value))]
 
 
 PAIR_CONVERSIONS = {"__bfloat1622float2", "__half22float2", "__nv_cvt_bfloat162_float2"}
@@ -450,9 +445,14 @@ def _reads_global(e: E, exclude: set[int]) -> bool:
     for n in walk(e):
         if type(n) is Load and n.space == "global" and n.obj not in exclude:
             return True
-        if type(n) is Sym and "load:global" in n.deps and any(d.startswith("obj#") and int(d[4:]) not in exclude for d in n.deps):
+        if type(n) is Sym and "load:global" in n.deps and _objects_of(n) - exclude:
             return True
     return False
+
+
+def _objects_of(sym: Sym) -> set[int]:
+    """The memory objects a merged or opaque symbol says it read (its ``obj#<id>`` dependencies)."""
+    return {int(d[4:]) for d in sym.deps if d.startswith("obj#") and d[4:].isdigit()}
 
 
 QUANT_LIMITS = {127.0, 128.0, 255.0, 7.0, 8.0, 15.0, 448.0, 57344.0}
