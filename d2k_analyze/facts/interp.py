@@ -879,6 +879,8 @@ class Interp:
                 # called, so this is a conversion to that type
                 return Cast(e.fn, self.ev(e.args[0], loc))
             break
+        if self.lang != "cuda" and e.fn in COMBINING_REDUCTIONS and len(e.args) >= 3:
+            self.run_combine(e, loc)
         fn = self.p.function(e.fn, len(e.args), self.caller_file())
         if fn is not None and fn.kind == "host" and hasattr(self.p, "overloads"):
             result = ZERO
@@ -899,6 +901,26 @@ class Interp:
             # whatever ``f`` is): an anonymous call keeps the arguments and drops the name
             return Call(UNKNOWN_CALLEE, tuple(self.ev(a, loc) for a in e.args))
         return builtins.library_call(self, e, loc)
+
+    def run_combine(self, e: Call, loc: Loc) -> None:
+        """``tl.reduce(xs, axis, combine)`` / ``tl.associative_scan``: the jit combine function runs
+        once on the operands and on a peer of each (the value of the other lane it is merged with),
+        so its formulas (a Chan merge of (mean, M2, n), a rescaled running max) are facts as a direct
+        call's are. The reduction's own value stays the library call."""
+        combine = e.args[2]
+        if not isinstance(combine, Name):
+            return
+        operands = self.ev(e.args[0], loc)
+        items = list(operands.items) if isinstance(operands, Tup) else [operands]
+        fn = self.p.function(combine.id, 2 * len(items), self.caller_file())
+        if fn is None or fn.kind == "kernel":
+            return
+        peers = [Sym(f"peer#{i}@{loc.line}", _deps(atoms(v))) for i, v in enumerate(items)]
+        merged = self.inline(fn, [_Const(v) for v in items + peers], loc)
+        # each merged part kept as a local, as ``acc = combine(acc, peer)`` would unpack it
+        for part in merged.items if isinstance(merged, Tup) else (merged,):
+            cell = self.new_cell(part)
+            self.f.assigns.append(Assignment(loc, cell.id, None, "=", part, None, part, tuple(self.loops), tuple(self.guards)))
 
     def call_value(self, target: E, args: list[E], loc: Loc, e: Call) -> E:
         if isinstance(target, Lambda):
@@ -1139,6 +1161,9 @@ _EV: dict[type, Callable[[Interp, E, Loc], E]] = {
     Call: Interp.call,
     Tup: lambda i, e, loc: Tup(tuple([i.ev(x, loc) for x in e.items])),
 }
+
+
+COMBINING_REDUCTIONS = frozenset({"tl.reduce", "tl.associative_scan"})
 
 
 def _deps(keys: frozenset[str]) -> frozenset[str]:

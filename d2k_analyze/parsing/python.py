@@ -359,6 +359,10 @@ def _unwrap(call: Node) -> tuple[str | None, list[Node]]:
 
 
 def _find_aliases(src: PySource) -> None:
+    """Functions made jit functions by a call rather than a decorator: ``alias = triton.jit(fn)``
+    at module level (``alias`` then names ``fn``), and, inside a factory function, ``k = fn; k =
+    copy(k, ...); k = triton.heuristics(...)(triton.jit(k))``, a local followed back to the module
+    function it was taken from (directly or as the first argument of a call that copies it)."""
     by_name = {f.name: f for f in src.functions if not f.is_class}
     for mn in src.module_nodes:
         if mn.type != "expression_statement" or not mn.named_children or mn.named_children[0].type != "assignment":
@@ -368,11 +372,50 @@ def _find_aliases(src: PySource) -> None:
         if left is None or right is None or left.type != "identifier" or right.type != "call":
             continue
         target, wrappers = _unwrap(right)
-        if target in by_name and wrappers:
-            names = [dotted(w.child_by_field_name("function")) if w.type == "call" else dotted(w) for w in wrappers]
-            if any(n.split(".")[-1] in ("jit", "autotune", "heuristics") for n in names):
-                src.aliases[text(left)] = target
-                by_name[target].wrappers.extend(w for w in wrappers if w.type == "call")
+        if target in by_name and wrappers and _wrapper_names(wrappers) & {"jit", "autotune", "heuristics"}:
+            src.aliases[text(left)] = target
+            by_name[target].wrappers.extend(w for w in wrappers if w.type == "call")
+    for factory in [f for f in src.functions if not f.is_class and not f.is_jit]:
+        taken: dict[str, str] = {}  # local -> the module function it holds, in statement order
+        for a in of_types_unordered(factory.node, "python", ("assignment",)):
+            left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+            if left is None or right is None or left.type != "identifier":
+                continue
+            source = _taken_from(right, taken, by_name)
+            if source is not None:
+                taken[text(left)] = source
+            if right.type == "call":
+                target, wrappers = _unwrap(right)
+                fn = by_name.get(taken.get(target, target) if target else "")
+                if fn is not None and fn is not factory and _jit_wrappers(wrappers) and not fn.is_jit:
+                    fn.wrappers.extend(w for w in wrappers if w.type == "call")
+
+
+def _wrapper_names(wrappers: list[Node]) -> set[str]:
+    """The last segment of each wrapper's callee (``triton.heuristics(...)`` -> ``heuristics``)."""
+    return {(dotted(w.child_by_field_name("function")) if w.type == "call" else dotted(w)).split(".")[-1] for w in wrappers}
+
+
+def _jit_wrappers(wrappers: list[Node]) -> bool:
+    """A wrapper chain that compiles its function with Triton (``triton.jit`` among the calls):
+    what makes an undecorated function a kernel."""
+    return any(is_jit_name(dotted(w.child_by_field_name("function")) if w.type == "call" else dotted(w)) for w in wrappers)
+
+
+def _taken_from(right: Node, taken: dict[str, str], by_name: dict) -> str | None:
+    """The module function a local's new value holds: the function's own name, a local already
+    holding one, or either as the first argument of a call (``copy_func(kernel, globals=...)``)."""
+    node = right
+    if node.type == "call":
+        args = node.child_by_field_name("arguments")
+        first = args.named_children[0] if args is not None and args.named_children else None
+        if first is None or first.type != "identifier":
+            return None
+        node = first
+    if node.type != "identifier":
+        return None
+    name = text(node)
+    return taken.get(name) or (name if name in by_name else None)
 
 
 def _is_main_guard(node: Node) -> bool:

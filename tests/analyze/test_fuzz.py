@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from d2k_analyze.analysis import analyze_paths
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS_FILES = sorted(p for base in ("corpus", "tasks") for p in (ROOT / base).rglob("*") if p.suffix in (".py", ".cu", ".cuh"))
+CORPUS_FILES = sorted(p for base in ("corpus", "tasks") for p in (ROOT / base).rglob("*") if p.suffix in (".py", ".cu", ".cuh") and p.is_file())
 CORPUS_FILES = [p for p in CORPUS_FILES if p.name != "reference.py"] or [Path(__file__)]
 
 

@@ -258,3 +258,40 @@ def test_an_explicit_specialisation_is_a_unit_of_its_own():
     assert status("scale_rows", "loop_unrolling") == "absent"
     assert status("scale_rows<__half>", "vectorized_access") == "present"
     assert all(u.launched for u in units)
+
+
+FACTORY = '''import triton
+import triton.language as tl
+
+
+def clone(fn, **bindings):
+    return fn
+
+
+def scaled_copy(src, dst, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+def make_kernel():
+    k = scaled_copy
+    k = clone(k, tag="x2")
+    k = triton.heuristics({"BLOCK": lambda a: 1024})(triton.jit(k))
+    return k
+
+
+scaled_copy_k = make_kernel()
+
+
+def run(x):
+    y = x.new_empty(x.shape)
+    scaled_copy_k[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel())
+    return y
+'''
+
+
+def test_a_function_jitted_by_a_factory_call_is_a_kernel():
+    # no decorator: ``triton.jit(k)`` on a local taken from the module function (through a copy)
+    units, _ = kernel_units([SourceFile(Path("f.py"), "python", FACTORY)])
+    assert [u.name for u in units] == ["scaled_copy"]
+    assert units[0].ast is not None and any(a.kind == "store" for a in units[0].ast.accesses)
