@@ -295,3 +295,31 @@ def test_a_function_jitted_by_a_factory_call_is_a_kernel():
     units, _ = kernel_units([SourceFile(Path("f.py"), "python", FACTORY)])
     assert [u.name for u in units] == ["scaled_copy"]
     assert units[0].ast is not None and any(a.kind == "store" for a in units[0].ast.accesses)
+
+
+ALIASED_HELPER = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def passthrough(v):
+    return v
+
+
+post = passthrough
+
+
+@triton.jit
+def shift(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, post(tl.load(x_ptr + offs, mask=offs < n) + 1.0), mask=offs < n)
+
+
+def run(x, y):
+    shift[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+'''
+
+
+def test_a_jit_helper_called_through_a_module_alias_is_a_helper_not_a_kernel():
+    units, _ = kernel_units([SourceFile(Path("a.py"), "python", ALIASED_HELPER)])
+    assert [u.name for u in units] == ["shift"]
