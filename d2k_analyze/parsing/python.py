@@ -377,7 +377,7 @@ def _find_aliases(src: PySource) -> None:
             by_name[target].wrappers.extend(w for w in wrappers if w.type == "call")
     for factory in [f for f in src.functions if not f.is_class and not f.is_jit]:
         taken: dict[str, str] = {}  # local -> the module function it holds, in statement order
-        for a in of_types_unordered(factory.node, "python", ("assignment",)):
+        for a in in_order(of_types_unordered(factory.node, "python", ("assignment",))):
             left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
             if left is None or right is None or left.type != "identifier":
                 continue
