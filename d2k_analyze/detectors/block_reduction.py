@@ -21,7 +21,8 @@ Warp-only reductions, a serial loop by one thread, shared-memory atomics; Triton
 """
 
 from ..facts import poly as P
-from ..facts.expr import Call, Cast, Load, atoms, walk
+from ..facts.expr import Call, Load, atoms, walk
+from ..facts.ops import source_load
 from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, not_applicable, present
 from ._queries import SHUFFLES, is_call, loads_in, thread_dependent, triton_reductions
@@ -105,8 +106,8 @@ def _exchanged_then_reduced(f, reductions) -> list:
     for st in f.accesses:
         if st.space != "shared" or st.kind != "store" or not thread_dependent(st) or st.obj in pairs:
             continue
-        if isinstance(st.value, Load) or (isinstance(st.value, Cast) and isinstance(st.value.arg, Load)):
-            continue
+        if source_load(st.value) is not None:
+            continue  # a copy of loaded data (a staged vector), not a partial
         for ld in f.accesses:
             if ld.obj != st.obj or ld.kind != "load" or ld.id < st.id or not thread_dependent(ld):
                 continue

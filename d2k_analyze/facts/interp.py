@@ -557,13 +557,13 @@ class Interp:
     def member_type(self, cell: Cell, name: str) -> str:
         """The declared type of a struct local's data member ('' when unknown): a member is a typed
         local as much as a declared one (``WelfordStat s; s.mean += d / s.count`` accumulates in float)."""
-        if cell.type:
-            parts, scalar = vector_members(self.resolve_type(cell.type))
-            if name in parts:
-                return scalar
-        if not cell.type or not hasattr(self.p, "struct_member_type"):
+        if not cell.type:
             return ""
-        t = self.p.struct_member_type(self.resolve_type(cell.type), name)
+        own = self.resolve_type(cell.type)
+        parts, scalar = vector_members(own)
+        if name in parts:
+            return scalar
+        t = self.p.struct_member_type(own, name) if hasattr(self.p, "struct_member_type") else ""
         return self.resolve_type(t) if t else ""
 
     def member_of(self, cell: Cell, name: str) -> E:

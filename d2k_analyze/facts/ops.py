@@ -387,7 +387,7 @@ def _unpacked_locals(f: KernelFacts) -> dict[int, Load]:
     return out
 
 
-def _source_load(e: E) -> Load | None:
+def source_load(e: E) -> Load | None:
     """A load reached through conversions only (``float(x[i])``, ``Tcompute(x[i])``,
     ``x.to(tl.float32)``)."""
     while True:
@@ -436,7 +436,7 @@ def _component_load(e: E) -> Load | None:
         e = e.base
         if isinstance(e, Call) and short(e.fn) in PAIR_CONVERSIONS and e.args:
             e = e.args[0]
-    return _source_load(e)
+    return source_load(e)
 
 
 def _reads_global(e: E, exclude: set[int]) -> bool:
@@ -589,7 +589,7 @@ def bias_add(f: KernelFacts) -> list:
     def adds_input_to_result(n: E) -> bool:
         if not (isinstance(n, Op) and n.op == "+" and len(n.args) >= 2):
             return False
-        loads = [t for t in n.args if _source_load(t) is not None and _source_load(t).space == "global"]  # type: ignore[union-attr]
+        loads = [t for t in n.args if source_load(t) is not None and source_load(t).space == "global"]  # type: ignore[union-attr]
         return bool(loads) and any(has_within(t, is_gemm_node, seen) for t in n.args)
 
     seen: dict = {}  # GEMM-ness per node for this kernel's ``results``: the "+" nodes share operands
@@ -662,4 +662,4 @@ def operations(f: KernelFacts) -> dict[str, list]:
     return {k: v for k, v in found.items() if v}
 
 
-__all__ = ["operations", "atoms"]
+__all__ = ["operations", "atoms", "source_load"]

@@ -141,13 +141,21 @@ def callee_name(fn: Node) -> str:
     return text(fn)
 
 
+def _declared_name(defn: Node) -> Node | None:
+    """The name part of a function definition's declarator (``k`` or ``k<__half>``), or None."""
+    decl = defn.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        nxt = decl.child_by_field_name("declarator")
+        if nxt is None:
+            break
+        decl = nxt
+    return decl.child_by_field_name("declarator") if decl is not None else None
+
+
 def _specialized_args(defn: Node) -> str:
     """The template argument list written after a function's name (``k<__half>``), spaces
     removed; "" when the name has none."""
-    decl = defn.child_by_field_name("declarator")
-    while decl is not None and decl.type != "function_declarator":
-        decl = decl.child_by_field_name("declarator")
-    inner = decl.child_by_field_name("declarator") if decl is not None else None
+    inner = _declared_name(defn)
     if inner is None or inner.type != "template_function":
         return ""
     args = inner.child_by_field_name("arguments")
@@ -155,18 +163,8 @@ def _specialized_args(defn: Node) -> str:
 
 
 def _function_name(defn: Node) -> str:
-    decl = defn.child_by_field_name("declarator")
-    while decl is not None and decl.type not in ("function_declarator",):
-        nxt = decl.child_by_field_name("declarator")
-        if nxt is None:
-            break
-        decl = nxt
-    if decl is None:
-        return ""
-    inner = decl.child_by_field_name("declarator")
-    if inner is None:
-        return ""
-    return callee_name(inner).split("::")[-1]
+    inner = _declared_name(defn)
+    return callee_name(inner).split("::")[-1] if inner is not None else ""
 
 
 def _template_params(tmpl: Node | None) -> list[tuple[str, str]]:

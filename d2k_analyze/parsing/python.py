@@ -91,6 +91,7 @@ class PySource:
     embedded: list[EmbeddedCuda] = field(default_factory=list)
     cu_files: set[str] = field(default_factory=set)
     aliases: dict[str, str] = field(default_factory=dict)  # alias -> wrapped function name
+    renames: dict[str, str] = field(default_factory=dict)  # ``act = activation.identity``: name -> dotted name
     warnings: list[str] = field(default_factory=list)
 
 
@@ -359,7 +360,8 @@ def _unwrap(call: Node) -> tuple[str | None, list[Node]]:
 
 
 def _find_aliases(src: PySource) -> None:
-    """Functions made jit functions by a call rather than a decorator: ``alias = triton.jit(fn)``
+    """Module-level renames (``act = activation.identity``), and functions made jit functions by a
+    call rather than a decorator: ``alias = triton.jit(fn)``
     at module level (``alias`` then names ``fn``), and, inside a factory function, ``k = fn; k =
     copy(k, ...); k = triton.heuristics(...)(triton.jit(k))``, a local followed back to the module
     function it was taken from (directly or as the first argument of a call that copies it)."""
@@ -369,6 +371,8 @@ def _find_aliases(src: PySource) -> None:
             continue
         a = mn.named_children[0]
         left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+        if left is not None and right is not None and left.type == "identifier" and right.type in ("identifier", "attribute"):
+            src.renames[text(left)] = dotted(right)  # a function called under another name
         if left is None or right is None or left.type != "identifier" or right.type != "call":
             continue
         target, wrappers = _unwrap(right)

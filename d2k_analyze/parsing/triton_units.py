@@ -20,18 +20,6 @@ from .treesitter import text
 from .triton_configs import autotune_configs, module_constants
 
 
-def _function_aliases(py: PySource) -> dict[str, str]:
-    """Module-level ``name = other.function`` assignments: a jit function called under another name."""
-    out: dict[str, str] = {}
-    for mn in py.module_nodes:
-        if mn.type != "expression_statement" or not mn.named_children or mn.named_children[0].type != "assignment":
-            continue
-        left, right = mn.named_children[0].child_by_field_name("left"), mn.named_children[0].child_by_field_name("right")
-        if left is not None and right is not None and left.type == "identifier" and right.type in ("identifier", "attribute"):
-            out[text(left)] = py_name(right)
-    return out
-
-
 def _launch_env(fn: PyFunction, launch: TritonLaunch, consts: dict[str, object]) -> dict[str, object]:
     env: dict[str, object] = {}
     names = [p for p, _, _ in fn.params]
@@ -118,11 +106,10 @@ def triton_units(parsed: ParsedSubmission, py_reach: set[str], program=None, hos
     called_by_jit: set[int] = set()
     for pairs in jit_by_name.values():
         for fpy, f in pairs:
-            renamed = _function_aliases(fpy)
             # calls, jit functions passed by name (``tl.reduce(x, 0, combine)``), and calls through
             # a module-level alias (``act = activation.identity; ... act(x)``)
             for path in f.calls | {n for n in f.names if n in jit_by_name and n != f.name}:
-                path = renamed.get(path, path)
+                path = fpy.renames.get(path, path)
                 cands = jit_by_name.get(path.split(".")[-1])
                 if cands:
                     target = resolve_reference(cands, path, fpy.file)[1]
