@@ -6,11 +6,13 @@ or functions), or in CUDA a sweep in the submission's own host code that times s
 configurations and picks one.
 
 ## How it is detected
-Triton: an ``autotune`` decorator (or wrapper) with two or more configs. CUDA: a host-side loop
-that launches the kernel and times it with CUDA events.
+Triton: an ``autotune`` decorator (or wrapper) with two or more configs. CUDA: host code that
+times launches with CUDA events, where the launches differ in grid, block, dynamic shared memory
+or template arguments.
 
 ## Not to be confused with
-A single config; offline tuning tables (JSON, YAML) read at run time.
+A single config; offline tuning tables (JSON, YAML) read at run time; a benchmark harness that
+times warm-up and measured launches of one configuration.
 """
 
 from ..facts.expr import Call
@@ -40,9 +42,19 @@ def triton(f):
     return absent("autotune with a single configuration")
 
 
+def _configuration(lf) -> str:
+    """What a launch chooses: grid, block, dynamic shared memory and template arguments."""
+    return repr((lf.grid, lf.block, lf.smem, lf.targs))
+
+
 @RULE.cuda
 def cuda(f):
     names = f.host_names
-    if {"cudaEventElapsedTime", "cudaEventRecord"} <= names and len(f.launches) >= 2:
-        return present([lf.loc for lf in f.launches][:2], "host code times several launch configurations")
-    return absent("no run-time configuration sweep")
+    if not ({"cudaEventElapsedTime", "cudaEventRecord"} <= names and len(f.launches) >= 2):
+        return absent("no run-time configuration sweep")
+    by_config: dict[str, list] = {}
+    for lf in f.launches:
+        by_config.setdefault(_configuration(lf), []).append(lf)
+    if len(by_config) < 2:  # a warm-up loop and a timed loop of one launch: a benchmark, not a sweep
+        return absent("host code times the kernel, but every launch has the same configuration")
+    return present([group[0].loc for group in by_config.values()][:2], "host code times several launch configurations")

@@ -24,7 +24,6 @@ class HostIndex:
 
     def __init__(self, cuda: CudaProgram | None, py: PyProgram | None, file_lines):
         self.launches: dict[str, list[LaunchFact]] = {}
-        self.names: dict[str, set[str]] = {}
         self.launched_from: set[int] = set()  # host functions whose launches were met
         self.file_lines = file_lines
         if cuda is not None:
@@ -56,8 +55,24 @@ class HostIndex:
         _mark_exclusive([fact for _, fact in interp.host_launches])
         for kernel, fact in interp.host_launches:
             fact.host = func.name
+            fact.host_names = frozenset(names)
             self.launches.setdefault(kernel, []).append(fact)
-            self.names.setdefault(kernel, set()).update(names)
+
+    def of(self, program, name: str, file: str) -> list[LaunchFact]:
+        """The launches of kernel ``name`` defined in ``file``: a launch in code that sees a
+        definition of that name (its own file's, an included one) reaches that definition only;
+        a launch that sees none (``main.cu`` launching an ``extern`` kernel) reaches them all."""
+        launches = self.launches.get(name, [])
+        scope = getattr(program, "scope", None)
+        if scope is None or not launches:
+            return list(launches)
+        defs = {fn.source.file for fn in program.kernels() if fn.name == name}
+        out = []
+        for lf in launches:
+            seen = {d for d in defs if scope.sees(lf.loc.file, d)}
+            if not seen or file in seen:
+                out.append(lf)
+        return out
 
 
 def _mark_exclusive(launches: list[LaunchFact]) -> None:
@@ -127,9 +142,9 @@ def _facts(name: str, language: str, func: Func, file_lines) -> KernelFacts:
 def cuda_kernel_facts(program: CudaProgram, fn: CudaFunction, host: HostIndex, file_lines) -> KernelFacts:
     func = program.lower(fn)
     facts = _facts(fn.name, "cuda", func, file_lines)
-    facts.launches = list(host.launches.get(fn.name, []))
+    facts.launches = host.of(program, fn.name, fn.source.file)
     _bind_arguments(func, facts.launches)
-    facts.host_names = set(host.names.get(fn.name, set()))
+    facts.host_names = {n for lf in facts.launches for n in lf.host_names}
     interp = Interp(program, facts)
     tbind = _template_binding(func, facts)
     values: list[E] = []
@@ -181,7 +196,7 @@ def triton_kernel_facts(program: PyProgram, py: PySource, fn: PyFunction, envs: 
     facts = _facts(fn.name, "triton", func, file_lines)
     facts.launches = list(host.launches.get(fn.name, []))
     _bind_arguments(func, facts.launches)
-    facts.host_names = set(host.names.get(fn.name, set()))
+    facts.host_names = {n for lf in facts.launches for n in lf.host_names}
     facts.configs = configs
     facts.decorators = decorators
     interp = Interp(program, facts)

@@ -774,7 +774,7 @@ class Interp:
         written = type_name.removeprefix("struct:")
         base, _, rest = written.partition("<")
         base = base_type(base).replace("::", ".").split(".")[-1]
-        raw = self.p.constant(f"{base}.{member}")
+        raw = self.p.constant(f"{base}.{member}", loc.file if loc is not None else self.caller_file())
         if raw is None:
             return None
         values = _template_arguments(rest.rsplit(">", 1)[0]) if rest else []
@@ -800,7 +800,7 @@ class Interp:
             return self.const_cache[ident]
         if ident in self.const_active:
             return None
-        raw = self.p.constant(ident)
+        raw = self.p.constant(ident, loc.file if loc is not None else self.caller_file())
         if raw is None:
             return None
         self.const_active.add(ident)
@@ -845,7 +845,7 @@ class Interp:
             method = e.fn[1:]
             owner = builtins.struct_of(self, base, e.args[0])
             if owner:
-                fn = self.p.method(owner, method)
+                fn = self.p.method(owner, method, self.caller_file())
                 if fn is not None:
                     return self.inline(fn, list(e.args[1:]), loc, targs=e.targs, this=e.args[0])
             elif self.lang == "cuda" and isinstance(base, Sym):  # an object of an unbound template type
@@ -860,13 +860,13 @@ class Interp:
             if isinstance(bound, TypeRef):  # ``using P = Pack<T>; P::widen(...)``
                 owner = bound.name.split("<")[0].split("::")[-1].strip()
             if self.p.is_struct(owner):
-                fn = self.p.method(owner, method)
+                fn = self.p.method(owner, method, self.caller_file())
                 if fn is not None:
                     return self.inline(fn, list(e.args), loc, targs=e.targs)
         cell = self.lookup(e.fn) if "." not in e.fn else None
         if cell is not None:  # a local called like a function: a lambda, a functor, a CuTe tensor view
             owner = base_type(cell.type).split("<")[0].replace("::", ".").split(".")[-1].strip() if cell.type else ""
-            functor = self.p.method(owner, "operator()") if owner and self.p.is_struct(owner) else None
+            functor = self.p.method(owner, "operator()", self.caller_file()) if owner and self.p.is_struct(owner) else None
             if functor is not None:  # an object of a user struct: its call operator, on its members
                 return self.inline(functor, list(e.args), loc, this=Name(e.fn))
             return self.call_value(cell.value, list(e.args), loc, e)
@@ -927,7 +927,7 @@ class Interp:
             return self.inline_lambda(target, args, loc)
         if isinstance(target, TypeRef):
             if target.name.startswith("struct:"):
-                fn = self.p.method(target.name[7:], "operator()")
+                fn = self.p.method(target.name[7:], "operator()", self.caller_file())
                 if fn is not None:
                     return self.inline(fn, args, loc)
             if target.name.startswith("fn:"):

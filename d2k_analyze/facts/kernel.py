@@ -143,7 +143,8 @@ class LaunchFact:
     attributes: tuple[str, ...] = ()  # launch attributes set on the way (cluster dims, PDL ...)
     targs: tuple[E, ...] = ()  # template arguments at a C++ launch
     bound: tuple[E | None, ...] = ()  # the value each kernel parameter gets (positional and keyword arguments matched)
-    host: str = ""  # the host function that launches (library names it uses: ``host_names``)
+    host: str = ""  # the host function that launches
+    host_names: frozenset[str] = frozenset()  # library names that host code uses (cluster attributes, TMA swizzles)
     guards: tuple[E, ...] = ()  # the host conditions the launch is under (``if (m == 1)``)
     # the conditions that choose this launch over another launch of the same host code: a guard
     # whose negation another launch is under (``if (m <= 16) small<<<>>> else big<<<>>>``)

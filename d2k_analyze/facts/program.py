@@ -14,6 +14,7 @@ from .expr import E, Name, Num, Str, Sym, TypeRef
 from .ir import Func
 from .lower_cuda import CudaLowering
 from .lower_python import PythonLowering, imports
+from ..parsing.translation_units import file_scope
 
 
 def _value_expr(v: object) -> E | None:
@@ -39,8 +40,9 @@ class CudaProgram:
         self.arrays: dict[str, set[str]] = {}
         self.member_types_of: dict[str, dict[str, str]] = {}
         self.by_name: dict[str, list[CudaFunction]] = {}
-        self.methods: dict[tuple[str, str], CudaFunction] = {}
-        self.constant_nodes: dict[str, tuple[CudaSource, Node]] = {}
+        self.methods: dict[tuple[str, str], list[CudaFunction]] = {}
+        self.scope = file_scope(sources)
+        self.constant_nodes: dict[str, list[tuple[CudaSource, Node]]] = {}
         self.constant_text: dict[str, str] = {}
         for src in sources:
             self.aliases.update(src.namespace_aliases)
@@ -55,19 +57,19 @@ class CudaProgram:
                 self.member_types_of.setdefault(sname, types)
             for fn in src.functions:
                 if fn.owner:
-                    self.methods.setdefault((fn.owner, fn.name), fn)
+                    self.methods.setdefault((fn.owner, fn.name), []).append(fn)
                 else:
                     self.by_name.setdefault(fn.name, []).append(fn)
             for name, node in src.constant_nodes.items():
-                self.constant_nodes.setdefault(name, (src, node))
-                self.constant_nodes.setdefault(name.split("::")[-1], (src, node))
+                for key in dict.fromkeys((name, name.split("::")[-1])):
+                    self.constant_nodes.setdefault(key, []).append((src, node))
             for name, value in src.constants.items():
                 self.constant_text.setdefault(name, value)
         for name, hit in _set_once_variables(sources).items():
-            self.constant_nodes.setdefault(name, hit)
+            self.constant_nodes.setdefault(name, [hit])
         self._lowered: dict[int, Func] = {}
         self._nodes: dict[int, object] = {}  # id(lowered Func) -> tree-sitter node it came from
-        self._const: dict[str, E | None] = {}
+        self._const: dict[tuple[str, str], E | None] = {}
         self._functions: dict[tuple[str, int, str], Func | None] = {}
 
     def lowering(self, src: CudaSource) -> CudaLowering:
@@ -126,7 +128,7 @@ class CudaProgram:
         if not cands:
             return None
         body_cands = [f for f in cands if f.node.child_by_field_name("body") is not None] or cands
-        body_cands = sorted(body_cands, key=lambda f: f.source.file != near)  # stable: same file first
+        body_cands = sorted(body_cands, key=lambda f: self.scope.rank(near, f.source.file))  # stable: what the caller's file sees first
         if nargs < 0:
             return self.lower(body_cands[0])
         for fn in body_cands:  # overloads: the one whose arity fits (defaults may be left out)
@@ -136,31 +138,35 @@ class CudaProgram:
                 return func
         return None
 
-    def method(self, owner: str, name: str) -> Func | None:
-        fn = self.methods.get((owner, name))
-        return self.lower(fn) if fn is not None else None
+    def method(self, owner: str, name: str, near: str = "") -> Func | None:
+        fns = self.methods.get((owner, name))
+        return self.lower(min(fns, key=lambda f: self.scope.rank(near, f.source.file))) if fns else None
 
     def method_by_name(self, name: str, nargs: int) -> Func | None:
         """A method of some user struct, when the object's type is a template parameter the
         interpreter could not bind (``LOAD load; load.template load<N>(...)``): the struct
         methods of that name and arity are the only candidates the code can be calling."""
-        for (owner, mname), fn in self.methods.items():
-            if mname == name and (nargs < 0 or len(fn.params) == nargs):
-                return self.lower(fn)
+        for (owner, mname), fns in self.methods.items():
+            for fn in fns:
+                if mname == name and (nargs < 0 or len(fn.params) == nargs):
+                    return self.lower(fn)
         return None
 
-    def constant(self, name: str) -> E | None:
-        if name in self._const:
-            return self._const[name]
+    def constant(self, name: str, near: str = "") -> E | None:
+        """The value of a file constant as the code of ``near`` sees it: its own file's
+        definition, an included one, a header's, and only then another program's."""
+        key = (name, near)
+        if key in self._const:
+            return self._const[key]
         out: E | None = None
-        hit = self.constant_nodes.get(name) or self.constant_nodes.get(name.replace(".", "::"))
-        if hit is not None:
-            src, node = hit
+        hits = self.constant_nodes.get(name) or self.constant_nodes.get(name.replace(".", "::"))
+        if hits:
+            src, node = min(hits, key=lambda h: self.scope.rank(near, h[0].file))
             out = self.lowering(src).expr(node)
         elif name in self.constant_text:
             v = literal_value(self.constant_text[name], None, "cuda")
             out = _value_expr(v) if v is not UNKNOWN else None
-        self._const[name] = out
+        self._const[key] = out
         return out
 
     def is_struct(self, name: str) -> bool:
@@ -264,7 +270,7 @@ class PyProgram:
                 if left is not None and right is not None and left.type == "identifier":
                     self.module_assigns.setdefault(text(left), (py, right))
         self._lowered: dict[int, Func] = {}
-        self._const: dict[str, E | None] = {}
+        self._const: dict[tuple[str, str], E | None] = {}
         self._functions: dict[tuple[str, int, str], Func | None] = {}
 
     def lowering(self, py: PySource) -> PythonLowering:
@@ -298,13 +304,13 @@ class PyProgram:
         py, fn = resolve_reference(cands, ".".join(parts[:-1] + [key]), near)
         return self.lower(py, fn)
 
-    def method(self, owner: str, name: str) -> Func | None:
+    def method(self, owner: str, name: str, near: str = "") -> Func | None:
         return None
 
     def method_by_name(self, name: str, nargs: int) -> Func | None:
         return None
 
-    def constant(self, name: str) -> E | None:
+    def constant(self, name: str, near: str = "") -> E | None:
         if name in self._const:
             return self._const[name]
         out = None

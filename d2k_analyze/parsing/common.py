@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import liveness, macros
+from . import liveness, macros, translation_units
 from ..model import SourceFile
 from .cuda import CudaSource, parse_cuda
 from .python import PySource, parse_python
@@ -30,8 +30,9 @@ class ParsedSubmission:
 def parse_files(files: list[SourceFile], display=str) -> ParsedSubmission:
     """Parse each readable file once; CUDA strings compiled from Python become CUDA sources.
 
-    The macros every CUDA text of the submission defines are expanded before parsing (see
-    :mod:`.macros`): a header's ``#define`` applies to the files that include it."""
+    The macros a CUDA text sees are expanded before parsing (see :mod:`.macros`): its own, those
+    of the files it includes, and the submission's headers; never another ``.cu`` file's (see
+    :mod:`.translation_units`)."""
     parsed = ParsedSubmission()
     cuda_texts: list[tuple[str, str, dict]] = []  # (display name, text, parse_cuda keyword arguments)
     for f in files:
@@ -51,16 +52,36 @@ def parse_files(files: list[SourceFile], display=str) -> ParsedSubmission:
                         cuda_texts.append((name, emb.text, dict(line_offset=emb.row, embedded=True, flat_line=emb.row + 1 if emb.flat else None)))
         except (RecursionError, ValueError, MemoryError) as exc:  # never let one file stop the rest
             parsed.warnings.append(f"{name}: could not be parsed ({type(exc).__name__})")
-    table = macros.collect([t for _, t, _ in cuda_texts])
+    tables = _macro_tables(cuda_texts)
     for name, source_text, kwargs in cuda_texts:
         try:
-            src = parse_cuda(macros.expand(source_text, table), name, **kwargs)
+            src = parse_cuda(macros.expand(source_text, tables[name]), name, **kwargs)
         except (RecursionError, ValueError, MemoryError) as exc:
             parsed.warnings.append(f"{name}: could not be parsed ({type(exc).__name__})")
             continue
         parsed.cuda.append(src)
         parsed.warnings += src.warnings
     return parsed
+
+
+def _macro_tables(cuda_texts: list[tuple[str, str, dict]]) -> dict[str, dict[str, macros.Macro]]:
+    """The macro table of each CUDA file: the file's own ``#define`` lines first, then those of the
+    files it sees (:func:`.translation_units.visibility`), then the shared ones (headers and
+    embedded strings), so that a header's ``#define`` reaches the files that include it and a
+    sibling program's ``#define STAGES 4`` does not reach ``main.cu``."""
+    texts: dict[str, list[str]] = {}
+    shared: list[str] = []
+    for name, text, kwargs in cuda_texts:
+        texts.setdefault(name, []).append(text)
+        if not translation_units.is_tu_root(name, bool(kwargs.get("embedded"))) and name not in shared:
+            shared.append(name)
+    visible = translation_units.visibility({n: "\n".join(ts) for n, ts in texts.items()})
+    defined = {n: [macros.defines(t) for t in ts] for n, ts in texts.items()}
+    tables: dict[str, dict[str, macros.Macro]] = {}
+    for name in texts:
+        order = [name] + sorted(visible[name] - {name}) + [s for s in shared if s not in visible[name]]
+        tables[name] = macros.collect([t for n in order for t in texts[n]], [d for n in order for d in defined[n]])
+    return tables
 
 
 def python_reachable(parsed: ParsedSubmission) -> tuple[set[str], bool]:

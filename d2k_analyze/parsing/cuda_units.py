@@ -12,6 +12,7 @@ from .liveness import UNKNOWN
 from ..model import KernelUnit, Span
 from .common import MAX_ENVS, ParsedSubmission, build_facts, in_span, summarise
 from .cuda import CudaFunction
+from .translation_units import Scope, file_scope
 from .treesitter import text
 
 
@@ -54,7 +55,9 @@ def _cuda_launched(parsed: ParsedSubmission, py_reach: set[str], has_python: boo
     return (reach & kernels) | direct, sites
 
 
-def _device_closure(kernel: CudaFunction, by_name: dict[str, list[CudaFunction]]) -> list[CudaFunction]:
+def _device_closure(kernel: CudaFunction, by_name: dict[str, list[CudaFunction]], scope: Scope) -> list[CudaFunction]:
+    """The helpers a kernel calls, transitively: of each name, the definitions its caller's file
+    sees first (a sibling program's helper of the same name only when none is in sight)."""
     out: list[CudaFunction] = []
     seen = {kernel.name}
     todo = [kernel]
@@ -64,12 +67,26 @@ def _device_closure(kernel: CudaFunction, by_name: dict[str, list[CudaFunction]]
             short = name.split("::")[-1]
             if short in seen:
                 continue
-            for g in by_name.get(short, []):
-                if g.is_kernel:
-                    continue
+            cands = [g for g in by_name.get(short, []) if not g.is_kernel]
+            if cands:
+                best = min(scope.rank(f.source.file, g.source.file) for g in cands)
+                cands = [g for g in cands if scope.rank(f.source.file, g.source.file) == best]
+            for g in cands:
                 seen.add(short)
                 out.append(g)
                 todo.append(g)
+    return out
+
+
+def _sites_of(fn: CudaFunction, sites: list[tuple[CudaFunction, object]], kernels: list[CudaFunction], scope: Scope) -> list[tuple[CudaFunction, object]]:
+    """The launch sites that reach this definition of a kernel name: a site whose file sees a
+    definition of the name reaches that one only (see :meth:`.facts.build.HostIndex.of`)."""
+    defs = {k.source.file for k in kernels if k.name == fn.name}
+    out = []
+    for host_fn, site in sites:
+        seen = {d for d in defs if scope.sees(host_fn.source.file, d)}
+        if not seen or fn.source.file in seen:
+            out.append((host_fn, site))
     return out
 
 
@@ -109,6 +126,8 @@ def cuda_units(parsed: ParsedSubmission, py_reach: set[str], has_python: bool, p
     for f in funcs:
         by_name.setdefault(f.name, []).append(f)
     launched, sites = _cuda_launched(parsed, py_reach, has_python)
+    scope = program.scope if program is not None else file_scope(parsed.cuda)
+    kernels = [f for f in funcs if f.is_kernel]
     base = _cuda_file_constants(parsed)
     units: list[KernelUnit] = []
     seen: set[tuple[str, str]] = set()
@@ -119,10 +138,10 @@ def cuda_units(parsed: ParsedSubmission, py_reach: set[str], has_python: bool, p
             continue
         seen.add((fn.source.file, name))
         src = fn.source
-        ksites = sites.get(fn.name, [])
+        ksites = _sites_of(fn, sites.get(fn.name, []), kernels, scope)
         envs = _template_envs(fn, ksites, base)
         facts, failure = build_facts(lambda: cuda_kernel_facts(program, fn, host, parsed.file_lines))
-        helpers = _device_closure(fn, by_name)
+        helpers = _device_closure(fn, by_name, scope)
         start, end = src.line(fn.node.start_point[0]), src.line(fn.node.end_point[0])
         launch_spans: list[Span] = []
         for host_fn, site in ksites:

@@ -2,8 +2,9 @@
 
 Real kernels hide what they do behind macros: ``CUTLASS_PRAGMA_UNROLL`` is ``#pragma unroll``,
 ``FETCH_FLOAT4(p)`` is a 128-bit load, ``#define BM 128`` is a tile size, ``WARP_REDUCE(v)`` is a
-shuffle loop. Expanding the macros a submission defines (in any of its files) lets the parser
-and the fact layer see the code the compiler sees, whatever the macros are called.
+shuffle loop. Expanding the macros a file sees (its own, its includes', the submission's headers:
+see :mod:`.translation_units`) lets the parser and the fact layer see the code the compiler sees,
+whatever the macros are called.
 
 Expansion is textual and line-preserving: an invocation that spans several lines is replaced by
 its expansion followed by the same number of newlines, so line numbers of everything after it
@@ -66,29 +67,39 @@ LIBRARY_QUALIFIERS = {
 }
 
 
-def collect(texts: list[str]) -> dict[str, Macro]:
-    """Every unambiguous ``#define`` in ``texts`` (object- and function-like), over the library
-    qualifiers a submission uses without defining (:data:`LIBRARY_QUALIFIERS`)."""
+def defines(text: str) -> dict[str, Macro]:
+    """Every ``#define`` of one text, object- and function-like; a name defined twice (``#if`` /
+    ``#else`` alternatives: the build's flags are unknown) keeps its first definition."""
     found: dict[str, Macro] = {}
-    for text in texts:
-        if "define" not in text:
+    if "define" not in text:
+        return found
+    for line in _logical_lines(text):
+        m = _DEFINE.match(line)
+        if not m:
             continue
-        for line in _logical_lines(text):
-            m = _DEFINE.match(line)
-            if not m:
-                continue
-            name, params, body = m.group(1), m.group(2), m.group(3)
-            body = re.sub(r"/\*.*?\*/", " ", body)
-            body = re.sub(r"//.*$", "", body).strip()
-            plist = None
-            variadic = False
-            if params is not None:
-                names = [p.strip() for p in params[1:-1].split(",") if p.strip()]
-                if names and names[-1] == "...":
-                    variadic = True
-                    names[-1] = "__VA_ARGS__"
-                plist = tuple(names)
-            found.setdefault(name, Macro(name, plist, body, variadic))  # #if / #else alternatives: the first one is taken
+        name, params, body = m.group(1), m.group(2), m.group(3)
+        body = re.sub(r"/\*.*?\*/", " ", body)
+        body = re.sub(r"//.*$", "", body).strip()
+        plist = None
+        variadic = False
+        if params is not None:
+            names = [p.strip() for p in params[1:-1].split(",") if p.strip()]
+            if names and names[-1] == "...":
+                variadic = True
+                names[-1] = "__VA_ARGS__"
+            plist = tuple(names)
+        found.setdefault(name, Macro(name, plist, body, variadic))
+    return found
+
+
+def collect(texts: list[str], defined: list[dict[str, Macro]] | None = None) -> dict[str, Macro]:
+    """Every unambiguous ``#define`` in ``texts`` (the earlier text wins a name), over the
+    library qualifiers a submission uses without defining (:data:`LIBRARY_QUALIFIERS`);
+    ``defined`` is each text's :func:`defines`, where the caller has them already."""
+    found: dict[str, Macro] = {}
+    for table in defined if defined is not None else map(defines, texts):
+        for name, macro in table.items():
+            found.setdefault(name, macro)
     used = [q for q in LIBRARY_QUALIFIERS if q not in found and any(q in t for t in texts)]
     return found | {q: LIBRARY_QUALIFIERS[q] for q in used}
 

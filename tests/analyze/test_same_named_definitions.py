@@ -12,7 +12,7 @@ from pathlib import Path
 
 from d2k_analyze.analysis import analyze_paths
 from d2k_analyze.detectors import detect
-from d2k_analyze.facts.expr import Call, walk
+from d2k_analyze.facts.expr import Call, Num, walk
 from d2k_analyze.model import SourceFile
 from d2k_analyze.parsing import kernel_units
 from d2k_analyze.parsing.python import best_definition, parse_python
@@ -221,6 +221,72 @@ def test_a_cuda_helper_is_the_one_in_the_callers_file():
     units, _ = kernel_units([SourceFile(Path("a.cu"), "cuda", first), SourceFile(Path("b.cu"), "cuda", second)])
     calls = {u.name: {n.fn for a in u.ast.accesses if a.kind == "store" for n in walk(a.value) if isinstance(n, Call)} for u in units}
     assert calls == {"k1": set(), "k2": {"__expf"}}
+
+
+# Two versions of one program kept side by side, as tutorial repositories keep them: the same
+# kernel name, helper name, constant and macro, and a driver that launches whichever version it
+# is linked with. Each .cu file is a translation unit of its own.
+VERSION_1 = """
+#define STAGES 1
+constexpr int TILE = 64;
+__device__ float load_one(const float* p, int i) { return p[i]; }
+__global__ void kernel(const float* x, float* y) {
+  __shared__ float buf[STAGES][TILE];
+  buf[0][threadIdx.x] = load_one(x, blockIdx.x * TILE + threadIdx.x);
+  __syncthreads();
+  y[blockIdx.x * TILE + threadIdx.x] = buf[0][TILE - 1 - threadIdx.x];
+}
+void launch_v1(const float* x, float* y, int n) { kernel<<<n / TILE, TILE>>>(x, y); }
+"""
+
+VERSION_2 = """
+#define STAGES 3
+constexpr int TILE = 128;
+__device__ float4 load_one(const float* p, int i) { return reinterpret_cast<const float4*>(p)[i]; }
+__global__ void kernel(const float* x, float* y) {
+  float4 v = load_one(x, blockIdx.x * TILE + threadIdx.x);
+  atomicAdd(y + blockIdx.x, v.x + v.y + v.z + v.w);
+}
+void launch_v2(const float* x, float* y, int n) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(n / TILE); cfg.blockDim = dim3(TILE);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 2; attr[0].val.clusterDim.y = 1; attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr; cfg.numAttrs = 1;
+  cudaLaunchKernelEx(&cfg, kernel, x, y);
+}
+"""
+
+DRIVER = """
+#include <cstdio>
+int STAGES = 2;  // a variable here: version 1's macro must not rewrite it
+extern __global__ void kernel(const float* x, float* y);
+int main() { float *x, *y; kernel<<<8, 64>>>(x, y); std::printf("%d", STAGES); return 0; }
+"""
+
+
+def test_each_standalone_file_keeps_its_own_helpers_constants_macros_and_launches():
+    files = [SourceFile(Path(n), "cuda", t) for n, t in (("v1.cu", VERSION_1), ("v2.cu", VERSION_2), ("main.cu", DRIVER))]
+    units, warnings = kernel_units(files)
+    assert not [w for w in warnings if "syntax" in w], warnings
+    by_file = {Path(u.file).name: u for u in units}
+    assert set(by_file) == {"v1.cu", "v2.cu"}
+    v1, v2 = by_file["v1.cu"], by_file["v2.cu"]
+    # helpers: each kernel inlines its own file's load_one (v2's is a float4 load)
+    assert v1.helpers == ["load_one"] and v2.helpers == ["load_one"]
+    assert detect("vectorized_access", v2.ast).status.value == "present"
+    assert detect("vectorized_access", v1.ast).status.value == "absent"
+    # launches: v2's cluster attribute is v2's alone; main.cu's launch of the extern kernel
+    # reaches both definitions
+    assert detect("thread_block_cluster", v2.ast).status.value == "present"
+    assert detect("thread_block_cluster", v1.ast).status.value == "absent"
+    assert sorted(Path(s.file).name for s in v1.launch_sites) == ["main.cu", "v1.cu"]
+    assert sorted(Path(s.file).name for s in v2.launch_sites) == ["main.cu", "v2.cu"]
+    # constants: TILE is 64 at v1's own launch and 128 at v2's
+    blocks = {(Path(u.file).name, Path(lf.loc.file).name): lf.block for u in units for lf in u.ast.launches}
+    assert blocks[("v1.cu", "v1.cu")] == (Num(64),)
+    assert blocks[("v2.cu", "v2.cu")] == (Num(128),)
 
 
 SPECIALISED = """
