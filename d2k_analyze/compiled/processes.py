@@ -37,29 +37,43 @@ def kill_group(proc: subprocess.Popen) -> None:
         pass  # already gone
 
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def run(cmd: list[str], *, timeout: float, cwd: Path | str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``cmd`` in its own process group and capture its output, like ``subprocess.run``.
 
     Raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds, with the group killed; any
     other exception while waiting (KeyboardInterrupt, SIGTERM's) also kills the group first.
     """
-    if _stopping.is_set():
-        raise Stopped("the analysis is stopping")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env,
-                            start_new_session=True)
-    with _lock:
-        _running.add(proc)
+    proc: subprocess.Popen | None = None
+    # Ctrl-C and SIGTERM are held back while the tool starts: raised inside ``Popen`` (on a busy
+    # machine the tool can be running before ``Popen`` returns) they would leave a started group
+    # that nothing knows to kill. Checking the stop flag, starting and registering happen under
+    # the lock :func:`stop_all` takes, so a stop either sees the tool or prevents it.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
+        with _lock:
+            if _stopping.is_set():
+                raise Stopped("the analysis is stopping")
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env,
+                                    start_new_session=True)
+            _running.add(proc)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal that came meanwhile is raised now, below
+        held = None
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         kill_group(proc)
         proc.communicate()
         raise subprocess.TimeoutExpired(cmd, timeout) from None
     except BaseException:
-        kill_group(proc)
-        proc.wait()
+        if proc is not None:
+            kill_group(proc)
+            proc.wait()
         raise
     finally:
+        if held is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         with _lock:
             _running.discard(proc)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
@@ -67,8 +81,8 @@ def run(cmd: list[str], *, timeout: float, cwd: Path | str | None = None, env: d
 
 def stop_all() -> None:
     """Kill every running tool's process group and refuse to start new ones (until :func:`resume`)."""
-    _stopping.set()
     with _lock:
+        _stopping.set()
         procs = list(_running)
     for proc in procs:
         kill_group(proc)

@@ -11,7 +11,9 @@ two, a coefficient ``T + c`` of a compile-time size and a small constant (a temp
 ``TILE + 1``), or an XOR / rotation (``(a + b) % n``, terms that are multiples of ``n`` left out)
 of a thread- or loop-dependent index, also when the swizzled offsets were precomputed into a
 register table that the access reads. Layout types
-and TMA swizzle modes by their library names (kernel and launching host code).
+and TMA swizzle modes by their library names (kernel and launching host code). Inline ``wgmma`` /
+``tcgen05.mma`` whose matrix descriptor sets a non-zero layout field (bits 62-63 / 61-63: the
+128/64/32-byte swizzle).
 
 ## Not to be confused with
 A padded array that is never read or written (it earns nothing); a conflict-free access order
@@ -128,6 +130,37 @@ def _table_values(off, tables) -> list:
     return [v for n in walk(off) if isinstance(n, Load) and n.space == "local" for v in tables.get(n.obj, ())]
 
 
+# Where an MMA's shared-memory matrix descriptor keeps its layout: wgmma (sm_90) in bits 62-63
+# (0 interleaved, 1/2/3 the 128/64/32-byte swizzle), tcgen05 (sm_100) in bits 61-63 (0 none).
+_DESCRIPTOR_LAYOUT = (("tcgen05.mma", 61, 7), ("wgmma.mma_async", 62, 3))
+_ALL_ONES = {2**64 - 1, 2**63 - 1}
+
+
+def _layout_bits(e, shift: int, mask: int) -> bool:
+    """A descriptor expression that sets a non-zero layout field: ``(uint64_t)1 << 62``, or a
+    folded constant whose top bits carry it (a precomputed ``desc_hi``); an all-ones mask is not
+    a layout."""
+    for n in walk(e):
+        if isinstance(n, Op) and n.op == "<<" and len(n.args) == 2 and num(n.args[1]) == shift and isinstance(num(n.args[0]), int) and num(n.args[0]) & mask:
+            return True
+        v = num(n)
+        if isinstance(v, int) and not isinstance(v, bool) and 0 < v < 2**64 and v not in _ALL_ONES and (v >> shift) & mask:
+            return True
+    return False
+
+
+def _swizzled_descriptors(f) -> list:
+    """Inline MMAs whose shared-memory descriptors name a swizzled layout: the tiles they read
+    were written in that swizzle (by TMA or by hand), which is what keeps their reads conflict-free."""
+    out = []
+    for a in f.asm:
+        for instr, shift, mask in _DESCRIPTOR_LAYOUT:
+            if instr in a.text and any(_layout_bits(op, shift, mask) for op in a.operands):
+                out.append(a)
+                break
+    return out
+
+
 @RULE.cuda
 def cuda(f):
     shared = [a for a in f.accesses if a.space == "shared"]
@@ -140,6 +173,9 @@ def cuda(f):
     swz = [a for a in shared if _xor_or_skew(a.off) or any(_xor_or_skew(v) for v in _table_values(a.off, tables))]
     if swz:
         return present(swz, "XOR / rotation swizzle of shared-memory indices")
+    described = _swizzled_descriptors(f)
+    if described:
+        return present(described[:1], "MMA descriptors select a swizzled shared-memory layout")
     names = sorted(n for n in f.lib_names | f.host_names if any(s in n for s in SWIZZLE_NAMES))
     if names:
         return present([lf.loc for lf in f.launches][:1] or [f.loc], f"swizzled layout / swizzle mode: {names[0]}")

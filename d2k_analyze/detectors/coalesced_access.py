@@ -9,8 +9,9 @@ strided pattern: a lane coefficient that is a row length or any constant above o
 ## How it is detected
 Each main global load's offset is evaluated for the 32 lanes of a warp (other atoms at
 representative values): consecutive lanes one element apart is contiguous, all equal is a
-broadcast, addresses that cover one range without a gap wider than an element (lanes sharing
-an element included) contiguous, anything else strided (when the offset cannot be evaluated,
+broadcast, addresses that cover one range without a gap wider than one lane's access (lanes
+sharing an element included) contiguous, and so are groups of lanes that each cover whole
+32-byte sectors (four lanes of 16 bytes per row, rows apart); anything else strided (when the offset cannot be evaluated,
 the lane's coefficient in its polynomial form decides). Absent when strided main loads outnumber contiguous ones; present
 otherwise, including traffic that only goes through library tile copies or TMA (no strided
 pattern is visible, and the property is 0 only for an obviously strided one).
@@ -42,17 +43,38 @@ def _compiled(ir: TritonIR) -> Reading:
 RULE = Rule("coalesced_access", Signature(triton=_compiled))
 
 
+SECTOR = 32  # bytes: the unit a warp's global request is served in
+
+
+def _runs(offsets: list[int], span: float) -> list[tuple[int, int]]:
+    """The warp's addresses merged into contiguous runs (first, last offset): a gap no wider than
+    what one lane's access covers continues a run."""
+    runs: list[tuple[int, int]] = []
+    for o in sorted(set(offsets)):
+        if runs and o - runs[-1][1] <= span:
+            runs[-1] = (runs[-1][0], o)
+        else:
+            runs.append((o, o))
+    return runs
+
+
 def _classify(acc) -> str:
     offs = lane_offsets(acc.off)
     if offs is not None:
-        distinct = sorted(set(offs))
-        if len(distinct) == 1:
+        if len(set(offs)) == 1:
             return "broadcast"
-        # the warp's addresses, in elements, cover one range with no gap wider than an element
+        # the warp's addresses, in elements, cover one range with no gap wider than an access
         # (lanes sharing an element, ``tid / 2``, or half-element steps of a reinterpreted
-        # pointer are as dense as one element per lane)
-        gaps = [b - a for a, b in zip(distinct, distinct[1:])]
-        return "unit" if all(g <= 1 for g in gaps) else "strided"
+        # pointer are as dense as one element per lane; a 16-byte cp.async of halves spans 8)
+        step = acc.unit or acc.width or 4
+        span = max(1.0, (acc.width or step) / step)
+        runs = _runs(offs, span)
+        if len(runs) == 1:
+            return "unit"
+        # lanes in groups that each fill whole sectors (four lanes x 16 bytes of one row, then the
+        # next row): every byte fetched is used, as dense as one run
+        shortest = min((last - first + span) * step for first, last in runs)
+        return "unit" if shortest >= SECTOR else "strided"
     stride = acc.thread_stride()
     if not stride:
         return "broadcast" if not P.mentions(acc.poly, "tid.x") and not P.mentions(acc.poly, "lane") else "unknown"
@@ -74,6 +96,9 @@ def _tile_fills(f) -> set[int]:
 @RULE.cuda
 def cuda(f):
     loads = [a for a in f.accesses if a.space == "global" and a.kind in ("load", "rmw")]
+    tma = [a for a in f.accesses if a.via == "tma" and a.space == "shared" and a.kind == "store"]
+    if not loads and tma:  # the inputs arrive by TMA tile copies: whole rows of the tile per request
+        return present(tma[:1], "global loads are TMA tile copies: no strided pattern visible")
     if not loads:
         loads = [a for a in f.accesses if a.space == "global" and a.kind == "store"]
     if not loads:

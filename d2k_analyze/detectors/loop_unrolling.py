@@ -10,8 +10,10 @@ Pragmas attached to live loops (``unroll 1`` and ``nounroll`` do not count); Tri
 ``tl.static_range`` or with an unroll factor; for manual unrolling, three or more assignments
 to the same storage with the same offset form whose values are the same update (one expression
 shape, constants aside) and whose constant offsets differ, in where they write or in where
-their value reads (an unrolled tree ``s[t] += s[t + 128]; s[t] += s[t + 64]; ...``), or one
-library call issued with three different constant arguments (a shuffle ladder written out).
+their value reads (an unrolled tree ``s[t] += s[t + 128]; s[t] += s[t + 64]; ...``), one
+library call issued with three different constant arguments (a shuffle ladder written out), or
+a loop stepped by a constant S >= 3 whose body reaches one object at S consecutive values of its
+variable (``k += 4`` with tiles ``k + 3`` ... ``k + 6``: four iterations in one body).
 Source lines play no part: the same code on one line or on many reads the same.
 
 ## Not to be confused with
@@ -101,6 +103,33 @@ def _manual(f):
             consts = {_constants(f, acc) for acc in same}
             if len(consts) >= 3:
                 return same[:3]
+    return _stepped_copies(f)
+
+
+def _stepped_copies(f) -> list:
+    """A loop stepped by a constant S >= 3 whose body touches one object at S consecutive
+    positions of its variable (``for (k = 0; k < n; k += 4)`` with tiles ``k + 3``, ``k + 4``,
+    ``k + 5``, ``k + 6``): S iterations written out as one, whatever helpers the copies call."""
+    for lp in f.loops.values():
+        step = num(lp.step) if lp.update == "add" else None
+        if not isinstance(step, int) or step < 3:
+            continue
+        key = f"iter#{lp.id}"
+        groups: dict[tuple, dict] = {}
+        for a in f.accesses:
+            if lp.id not in a.loops or a.space not in ("global", "shared"):
+                continue
+            per_iter = P.constant_of(P.coeff(a.poly, key))
+            const = P.constant_of(tuple((m, c) for m, c in a.poly if m == ())) or 0
+            if not per_iter:
+                continue
+            unit = abs(per_iter) / step  # the offset of one step of the variable
+            phase = (const % abs(per_iter)) / unit
+            if phase == int(phase):
+                groups.setdefault((a.obj, a.kind, per_iter), {}).setdefault(int(phase), a)
+        for phases in groups.values():
+            if len(phases) >= step:
+                return list(phases.values())[:3]
     return []
 
 

@@ -118,7 +118,7 @@ def _stage_terms(f, acc) -> set[str]:
 
 
 def _partial_waits(f) -> list:
-    hits = [a for a in f.asm if re.search(r"cp\.async\.wait_group\s+(?!0\b)\d", a.text) or re.search(r"cp\.async\.bulk\.wait_group(\.read)?\s+(?!0\b)\d", a.text)]
+    hits = f.asm_matching(r"cp\.async\.wait_group\s+(?!0\b)\d|cp\.async\.bulk\.wait_group(\.read)?\s+(?!0\b)\d")
     for c in f.calls:
         if c.short in ("cp_async_wait", "cp_async_wait_group", "__pipeline_wait_prior", "cp_async_wait_all") or "wait_group" in c.short:
             arg = c.call.targs[0] if c.call.targs else (c.call.args[0] if c.call.args else None)

@@ -7,7 +7,8 @@ threads reading overlapping elements (a stencil / convolution halo).
 
 ## How it is detected
 A shared object filled from global memory whose loads, inside a loop, feed a multiply-accumulate,
-an MMA / fragment load, or overlap across threads (a lane stride of one with a small constant
+an MMA / fragment load (also inline ``mma`` / ``wgmma`` / ``ldmatrix`` asm whose operands are the
+tile's address, a descriptor built from it, or fragments loaded from it), or overlap across threads (a lane stride of one with a small constant
 step per iteration). Triton: not decidable with ``tl.dot`` (the compiler stages operands),
 else 0.
 
@@ -80,9 +81,18 @@ def _reused(f, obj: int) -> list:
                 if isinstance(n, Load) and n.obj == obj:
                     out.append(f.accesses[n.access])
     out += [r for r in reads if r.via == "api"]  # wmma::load_matrix_sync / fragment loads from the tile
+    tile = f"obj#{obj}"
     for a in f.asm:
         if any(m in a.text for m in ("ldmatrix", "wgmma", "mma")):
             out += [r for r in reads if r.loc.line == a.loc.line]
+            # a wgmma descriptor or an ldmatrix address built from the tile's own address, or
+            # fragment words read from the tile (``*(uint32_t*)&As[...]``): the MMA consumes the
+            # tile for the whole warp(group)
+            if any(tile in atoms(op) for op in a.operands):
+                out.append(a)
+            # fragment words parked in a register array first (``frag[j] = *(uint32_t*)&As[..]``,
+            # the MMA reading ``frag[j]``): followed back to the tile
+            out += [x for op in a.operands for x in sources(f, op) if x.obj == obj and x.kind == "load"]
     for r in reads:
         if not r.loops:
             continue

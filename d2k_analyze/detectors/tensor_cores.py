@@ -13,7 +13,7 @@ launch constants.
 
 ## Not to be confused with
 An MMA in an unlaunched or constexpr-dead branch (never reached by the interpreter); a header
-included but never called.
+included but never called; CuTe's ``gemm(A, B, C)`` with no MMA atom (scalar FMAs).
 """
 
 from ..facts.expr import Cast, Load, Num, Str, walk
@@ -28,9 +28,15 @@ RULE = Rule("tensor_cores", Signature(
 ATOM_HINTS = ("SM80_16x8x", "SM90_64x", "SM90_", "SM100_", "GMMA", "UMMA", "MMA_Atom", "make_tiled_mma", "TiledMMA", "SM75_16x8x", "SM70_8x8x")
 
 
+def _fma_gemm(c) -> bool:
+    """CuTe's ``gemm(A, B, C)`` without a TiledMMA: the universal FMA path (a tensor-core gemm
+    names its MMA first, ``gemm(tiled_mma, A, B, C)``)."""
+    return getattr(c, "short", "") == "gemm" and len(c.call.args) == 3
+
+
 @RULE.cuda
 def cuda(f):
-    hits = mma_calls(f)
+    hits = [c for c in mma_calls(f) if not _fma_gemm(c)]
     if hits:
         return present(hits, "tensor-core MMA instruction or API in live code")
     atoms = sorted(n for n in f.lib_names_used() if any(h in n for h in ATOM_HINTS))

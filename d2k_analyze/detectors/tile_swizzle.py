@@ -6,7 +6,8 @@ The tile a block computes is not the row-major order of its id: ``GROUP_SIZE_M``
 log-tile rasterisation (bits of one block index moved into another), serpentine order.
 
 ## How it is detected
-A tile coordinate used in the global offsets is a sum whose terms come from *both* a quotient
+A tile coordinate used in the global offsets (or in the coordinates of a TMA copy) is a sum
+whose terms come from *both* a quotient
 and a remainder (or shifted / masked bits) of block indices with different divisors, or from two
 different grid axes mixed through bit operations; or ``tl.swizzle2d``. A grouping factor that
 resolves to 1 makes the remainder vanish and earns nothing.
@@ -93,6 +94,7 @@ def detect(f):
     tile_iters |= frozenset(f"{kind}#{a.cell}" for a in f.assigns if a.cell is not None and a.new is not None
                             and reads_block_index(a.new) for kind in ("carried", "phi"))
     used = {k for a in f.accesses if a.space == "global" for k in P.terms(a.poly)}
+    used |= {k for op in _tma_coordinates(f) for k in P.terms(P.poly(op))}
     kinds: dict[str, tuple[str, str] | None] = {}
 
     def grid_kind(key: str) -> tuple[str, str] | None:
@@ -108,6 +110,14 @@ def detect(f):
     if hits:
         return present(hits, "tile coordinates remapped from the block id (grouped / swizzled order)")
     return absent("tiles visited in plain row-major order")
+
+
+def _tma_coordinates(f) -> list:
+    """The tile coordinates of TMA copies (``cp.async.bulk.tensor [smem], [map, {x, y}]``, a
+    library ``tma::load_async(..., {y, x})``): with TMA a tile's position reaches global memory
+    as copy coordinates, not as an offset of a load."""
+    out = [op for a in f.asm if "cp.async.bulk.tensor" in a.text for op in a.operands]
+    return out + [arg for c in f.calls if "tma" in c.fn.lower() for arg in c.call.args]
 
 
 def _feeds(e, used: set[str]) -> bool:

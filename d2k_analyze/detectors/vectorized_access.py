@@ -3,7 +3,8 @@
 ## What it means
 Loads or stores that move several scalars at once: ``float4``/``int4``/``uint4``/``half2``/
 ``__nv_bfloat162`` accesses, a ``reinterpret_cast`` to a wider type, a packed
-``Pack<T, N>``-style aggregate, or PTX ``ld/st .v2/.v4``.
+``Pack<T, N>``-style aggregate, PTX ``ld/st .v2/.v4``, ``ldmatrix`` / ``stmatrix`` rows, or an
+8/16-byte ``cp.async`` (its size operand resolved, ``"n"(16)`` included).
 
 ## How it is detected
 The element type of each recorded access (the pointer's type after casts): a vector type of

@@ -631,14 +631,16 @@ def asm_accesses(interp, s, inputs: list[E]) -> list[E]:
             interp.record_access(dst, "rmw" if bulk.group(1) else "store", s.loc, via="tma", elem="bulk")
         return []
     if "cp.async" in text and "bulk" not in text:
-        m = re.search(r"\[\s*%(\d+)\s*\]\s*,\s*\[\s*%(\d+)\s*\]", text)
+        m = re.search(r"\[\s*%(\d+)\s*\]\s*,\s*\[\s*%(\d+)\s*\]\s*(?:,\s*(%\d+|\d+))?", text)
         if m:
             dst = _operand_ptr(interp, inputs, int(m.group(1)) - len(s.outputs))
             src = _operand_ptr(interp, inputs, int(m.group(2)) - len(s.outputs))
+            nbytes = _asm_int(m.group(3), inputs, len(s.outputs))
+            elem = f"asm{nbytes}" if nbytes in (4, 8, 16) else None  # the copy size: 16 bytes is a 128-bit move
             if src is not None:
-                interp.record_access(src, "load", s.loc, via="async")
+                interp.record_access(src, "load", s.loc, via="async", elem=elem)
             if dst is not None:
-                interp.record_access(dst, "store", s.loc, via="async")
+                interp.record_access(dst, "store", s.loc, via="async", elem=elem)
         return []
     if re.search(r"\bcvta(\.to)?\.shared|\bcvta(\.to)?\.global", text) and len(s.outputs) == 1 and inputs:
         return [_bytes(interp, inputs[0])]  # an address space conversion keeps the address
@@ -735,6 +737,32 @@ def _lop3(text: str, n_outputs: int, inputs: list[E]) -> E | None:
     if form is None:
         return None
     return form(*(_Bits(inputs[i]) for i in ops)).v
+
+
+def _asm_int(token: str | None, inputs: list[E], n_outputs: int) -> int | None:
+    """An asm operand that is an integer: a literal in the template, or ``%k`` bound to a known
+    constant (``"n"(16)``)."""
+    if not token:
+        return None
+    if token.isdigit():
+        return int(token)
+    i = int(token[1:]) - n_outputs
+    v = num(inputs[i]) if 0 <= i < len(inputs) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+_ASM_OPERAND = re.compile(r"(?<!%)%(\d+)")
+
+
+def asm_with_constants(text: str, n_outputs: int, inputs: list[E]) -> str:
+    """The asm template with every input operand whose value is a known integer written in:
+    ``"cp.async.wait_group %0;" :: "n"(2)`` is ``cp.async.wait_group 2`` to the assembler, so a
+    detector matching the instruction must read it that way."""
+    def put(m: re.Match) -> str:
+        i = int(m.group(1)) - n_outputs
+        v = num(inputs[i]) if 0 <= i < len(inputs) else None
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else m.group(0)
+    return _ASM_OPERAND.sub(put, text) if "%" in text else text
 
 
 def asm_math(text: str, n_outputs: int, inputs: list[E]) -> E | None:

@@ -25,7 +25,7 @@ from typing import Callable, Protocol
 
 from . import builtins
 from .expr import (ONE, UNKNOWN_CALLEE, ZERO, Attr, Call, Cast, E, Index, Lambda, Load, Name, Num, Op, Ptr, Str, Sym, Tup, TypeRef,
-                   atoms, flatten, num, order_key, short, size, walk)
+                   atoms, flatten, num, order_key, rewrite, short, size, walk)
 from .ir import Asm, Assign, Decl, ExprStmt, Func, If, Loc, Loop, Return, Stmt
 from .kernel import Access, AsmFact, Assignment, KernelFacts, LoopFact, Obj
 from .types import base_type, size_of, vector_members
@@ -114,6 +114,8 @@ class Interp:
         self.const_cache: dict[str, E] = {}
         self.const_active: set[str] = set()
         self.param_objs: dict[str, int] = {}  # opaque pointer base -> implicit global object
+        # local arrays of pointers (``T* bufs[STAGES]``): object id -> (index, pointer) per store
+        self.ptr_tables: dict[int, list[tuple[E, Ptr]]] = {}
         self.globals: dict[str, Cell] = {}
         self.cell_index: dict[int, Cell] = {}  # cell id -> cell (pointers to locals: ``addr#<id>``)
         self.trail: list[tuple[Cell, E]] = []  # (cell, value before) of every write, for branch merging
@@ -272,7 +274,11 @@ class Interp:
             cell = self.new_cell(Ptr(oid, base_type(t), ZERO, shape), t)
             self.bind(d.name, cell)
             if d.init is not None and space == "local":
-                self.f.assigns.append(Assignment(d.loc, cell.id, None, "=", self.ev(d.init, d.loc), None, cell.value, tuple(self.loops), tuple(self.guards), t))
+                init = self.ev(d.init, d.loc)
+                self.f.assigns.append(Assignment(d.loc, cell.id, None, "=", init, None, cell.value, tuple(self.loops), tuple(self.guards), t))
+                if isinstance(init, Tup) and "*" in t:  # ``T* bufs[] = {a, b, c}``: a table of pointers
+                    for i, item in enumerate(init.items):
+                        self.note_pointer_store(Ptr(oid, base_type(t), Num(i), ()), item)
             return
         if "__constant__" in d.quals:
             oid = self.new_obj("constant", base_type(t), (), d.loc, "constant")
@@ -327,6 +333,7 @@ class Interp:
                     and self.f.accesses[n.access].off == ptr.off]
             old = same[0] if same else None
         value = rhs if s.op == "=" else builtins.binop(s.op[:-1], (old, rhs))
+        self.note_pointer_store(ptr, value if kind == "store" else None)
         acc = self.record_access(ptr, kind, s.loc, value=self.cap(value))
         self.f.assigns.append(Assignment(s.loc, None, acc.id, s.op, rhs, old, acc.value, tuple(self.loops), tuple(self.guards)))
 
@@ -500,7 +507,7 @@ class Interp:
 
     def asm(self, s: Asm) -> None:
         ins = [self.ev(x, s.loc) for x in s.inputs]
-        self.f.asm.append(AsmFact(s.text, s.loc, tuple(self.loops), tuple(self.guards), tuple(ins)))
+        self.f.asm.append(AsmFact(s.text, s.loc, tuple(self.loops), tuple(self.guards), tuple(ins), builtins.asm_with_constants(s.text, len(s.outputs), ins)))
         produced = builtins.asm_accesses(self, s, ins)
         math = builtins.asm_math(s.text, len(s.outputs), ins) if not produced else None
         if math is not None:
@@ -576,7 +583,7 @@ class Interp:
         a brace initialiser when members were assigned one by one (``Moments o; o.n = ...;
         merge(v, o)``), so that the callee's ``b.n`` is what was stored."""
         members = self.members(cell)
-        if len(members) < 2 or not any(name in cell.fields for name in members):
+        if not members or not any(name in cell.fields for name in members):
             return cell.value
         return Tup(tuple(cell.fields[name].value if name in cell.fields else _member(cell.value, name, members) for name in members))
 
@@ -652,15 +659,61 @@ class Interp:
 
     def record_access(self, ptr: Ptr, kind: str, loc: Loc, value: E | None = None, via: str = "subscript", elem: str | None = None) -> Access:
         obj = self.f.objects[ptr.obj]
-        elem = elem if elem is not None else (ptr.elem or obj.elem)
-        acc = Access(len(self.f.accesses), ptr.obj, obj.space, kind, ptr.off, elem, size_of(elem, self.int_of), loc,
-                     tuple(self.loops), tuple(self.guards), value, via)
+        stepped = ptr.elem or obj.elem
+        elem = elem if elem is not None else stepped
+        width = size_of(elem, self.int_of)
+        unit = size_of(stepped, self.int_of) if elem != stepped else None  # the offset still counts the pointer's elements
+        acc = Access(len(self.f.accesses), ptr.obj, obj.space, kind, ptr.off, elem, width, loc,
+                     tuple(self.loops), tuple(self.guards), value, via, unit if unit != width else None)
         self.f.accesses.append(acc)
         return acc
 
-    def load(self, ptr: Ptr, loc: Loc, via: str = "subscript") -> Load:
+    def load(self, ptr: Ptr, loc: Loc, via: str = "subscript") -> E:
         acc = self.record_access(ptr, "load", loc, via=via)
-        return Load(ptr.obj, acc.space, acc.id)
+        held = self.pointer_at(ptr)
+        return held if held is not None else Load(ptr.obj, acc.space, acc.id)
+
+    def note_pointer_store(self, ptr: Ptr, value: E | None) -> None:
+        """Remember what a local array of pointers holds (``bufs[s] = smem + s * STAGE_BYTES``,
+        ``T* bufs[] = {a, b, c}``); any other store into it makes the table unknown."""
+        if self.f.objects[ptr.obj].space != "local":
+            return
+        held = self.as_ptr(value) if isinstance(value, (Ptr, Op)) else None
+        table = self.ptr_tables.setdefault(ptr.obj, [])
+        if held is None or (table and table[-1] is None):
+            table.append(None)  # type: ignore[arg-type]
+            return
+        table.append((ptr.off, held))
+
+    def pointer_at(self, ptr: Ptr) -> Ptr | None:
+        """The pointer a local array of pointers holds at ``ptr.off``: written once per index in
+        a loop (``for s: bufs[s] = base + s * d``) or element by element at 0, 1, ..., n-1 with a
+        constant stride, the table is ``base + i * d``, so ``bufs[k % S]`` is ``base + (k % S) * d``
+        (the stage a pipeline picks, in the address every access through it records)."""
+        table = self.ptr_tables.get(ptr.obj)
+        if not table or any(t is None for t in table):
+            return None
+        targets = {(p.obj, p.elem) for _, p in table}
+        if len(targets) != 1:
+            return None
+        first = table[0][1]
+        if len(table) == 1:
+            idx, held = table[0]
+            if not (isinstance(idx, Sym) and idx.key.startswith("iter#")):
+                return held if num(idx) is not None and num(idx) == num(ptr.off) else None
+            off = rewrite(held.off, lambda n: ptr.off if n == idx else n)
+            return Ptr(first.obj, first.elem, self.cap(off), first.shape)
+        offsets = [num(i) for i, _ in table]
+        if offsets != list(range(len(table))):
+            return None
+        base = first.off
+        step = self.cap(builtins.binop("-", (table[1][1].off, base)))
+        for i, (_, p) in enumerate(table):
+            if builtins.binop("-", (p.off, base)) != builtins.binop("*", (Num(i), step)) and num(builtins.binop("-", (p.off, base))) != (num(step) * i if num(step) is not None else None):
+                return None
+        if num(ptr.off) is not None and 0 <= num(ptr.off) < len(table):
+            return table[num(ptr.off)][1]
+        return Ptr(first.obj, first.elem, self.cap(builtins.binop("+", (base, builtins.binop("*", (ptr.off, step))))), first.shape)
 
     # --- expressions -----------------------------------------------------------------------
     def ev(self, e: E | None, loc: Loc) -> E:

@@ -53,6 +53,7 @@ class Access:
     guards: tuple[E, ...]  # conditions of enclosing branches
     value: E | None = None  # the stored value (stores, atomics)
     via: str = "subscript"  # subscript | deref | async | tma | asm | tl.load | tl.store | block_ptr | descriptor | api
+    unit: int | None = None  # bytes per step of ``off`` where it differs from ``width`` (a 16-byte cp.async of halves: 2)
 
     @cached_property
     def poly(self) -> P.Poly:
@@ -127,6 +128,9 @@ class AsmFact:
     loops: tuple[int, ...]
     guards: tuple[E, ...]
     operands: tuple[E, ...] = ()
+    # the template with each input operand that resolved to an integer written in
+    # (``cp.async.wait_group %0`` with ``"n"(2)`` reads ``cp.async.wait_group 2``)
+    resolved: str = ""
 
 
 @dataclass
@@ -201,7 +205,7 @@ class KernelFacts:
         import re
 
         rx = re.compile(pattern)
-        return [a for a in self.asm if rx.search(a.text)]
+        return [a for a in self.asm if rx.search(a.resolved or a.text)]
 
     def accesses_in(self, space: str | None = None, kind: str | None = None) -> list[Access]:
         return [a for a in self.accesses if (space is None or a.space == space) and (kind is None or a.kind == kind or (kind == "load" and a.kind == "rmw"))]

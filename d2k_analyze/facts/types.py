@@ -51,6 +51,8 @@ def size_of(t: str, resolve=None) -> int | None:
         return sizes.pop() if len(sizes) == 1 else None
     if b in SIZES:
         return SIZES[b]
+    if b.startswith("asm") and b[3:].isdigit():  # the width an inline-PTX access moves (``asm16``)
+        return int(b[3:])
     short = b.split("::")[-1]
     if short in SIZES:
         return SIZES[short]

@@ -85,7 +85,7 @@ def _sites_of(fn: CudaFunction, sites: list[tuple[CudaFunction, object]], kernel
     out = []
     for host_fn, site in sites:
         seen = {d for d in defs if scope.sees(host_fn.source.file, d)}
-        if not seen or fn.source.file in seen:
+        if fn.source.file in seen or (not seen and not fn.template_params):
             out.append((host_fn, site))
     return out
 

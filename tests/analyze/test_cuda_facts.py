@@ -199,3 +199,77 @@ __global__ void shift_pairs(const float2* a, const float2* b, float2* out, int n
     read = {n.obj for n in walk(store.value) if type(n).__name__ == "Load"}
     assert len(read) == 2  # both inputs reach the stored pair
     assert any(isinstance(n, Num) and n.v == 3.0 for n in walk(store.value))
+
+
+def _shared_offsets(f, line: int) -> list[str]:
+    from d2k_analyze.facts.expr import show
+    return [show(a.off) for a in f.accesses if a.space == "shared" and a.loc.line == line]
+
+
+def test_a_table_of_stage_pointers_filled_in_a_loop_resolves_at_a_computed_stage(tmp_path):
+    f = facts_of(tmp_path, """
+__global__ void ring(const float* x, float* y, int n) {
+  extern __shared__ float pool[];
+  float* slot[3];
+  for (int s = 0; s < 3; ++s) slot[s] = pool + s * 512;
+  for (int k = 0; k < n; ++k) {
+    float* cur = slot[k % 3];
+    cur[threadIdx.x] = x[k * 512 + threadIdx.x];
+    y[k * 512 + threadIdx.x] = slot[(k + 2) % 3][threadIdx.x];
+  }
+}
+""")
+    # the store through ``cur`` and the read two stages ahead both land in ``pool``, at the stage
+    # the loop counter selects
+    assert _shared_offsets(f, 8) == ["((512 * (iter#1 % 3)) + tid.x)"]
+    assert _shared_offsets(f, 9) == ["((512 * ((2 + iter#1) % 3)) + tid.x)"]
+
+
+def test_a_brace_initialised_table_of_pointers_with_a_constant_stride_resolves(tmp_path):
+    f = facts_of(tmp_path, """
+__global__ void pair(const float* x, float* y, int n) {
+  __shared__ float mem[2][256];
+  float* side[] = {mem[0], mem[1]};
+  for (int k = 0; k < n; ++k) side[k & 1][threadIdx.x] = x[k * 256 + threadIdx.x];
+  y[threadIdx.x] = side[1][threadIdx.x];
+}
+""")
+    assert _shared_offsets(f, 5) == ["((256 * (1 & iter#0)) + tid.x)"]
+    assert _shared_offsets(f, 6) == ["(256 + tid.x)"]
+
+
+def test_a_pointer_table_overwritten_with_something_else_is_not_guessed(tmp_path):
+    f = facts_of(tmp_path, """
+__global__ void odd(const float* x, float* y, float* other, int n) {
+  __shared__ float mem[512];
+  float* side[2];
+  side[0] = mem;
+  side[1] = other;
+  y[threadIdx.x] = side[n & 1][threadIdx.x];
+}
+""")
+    assert not _shared_offsets(f, 7)
+
+
+def test_an_asm_operand_bound_to_a_constant_is_written_into_the_instruction(tmp_path):
+    f = facts_of(tmp_path, """
+template <int N> __device__ void wait_n() { asm volatile("cp.async.wait_group %0;\\n" :: "n"(N)); }
+__global__ void k(float* y) { wait_n<2>(); asm volatile("mov.u32 %0, %%laneid;" : "=r"(*(unsigned*)y)); y[0] = 1.f; }
+""")
+    assert f.asm[0].resolved.strip() == "cp.async.wait_group 2;"
+    assert "%%laneid" in f.asm[1].resolved  # a literal percent is not an operand
+
+
+def test_a_one_member_struct_returned_by_a_helper_keeps_its_member(tmp_path):
+    from d2k_analyze.facts.expr import atoms
+    f = facts_of(tmp_path, """
+struct Desc { unsigned long long bits; };
+__device__ Desc make(const float* p) { Desc d; d.bits = (unsigned long long)__cvta_generic_to_shared(p) >> 4; return d; }
+__global__ void k(float* y) {
+  __shared__ float t[64];
+  y[threadIdx.x] = (float)make(t + 8).bits;
+}
+""")
+    store = next(a for a in f.accesses if a.kind == "store")
+    shared = {f"obj#{o.id}" for o in f.objects.values() if o.space == "shared"}
+    assert atoms(store.value) & shared

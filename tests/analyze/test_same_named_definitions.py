@@ -258,6 +258,12 @@ void launch_v2(const float* x, float* y, int n) {
 }
 """
 
+VERSION_3 = """
+template <int B>
+__global__ void kernel(const float* x, float* y) { y[blockIdx.x * B + threadIdx.x] = 2.f * x[blockIdx.x * B + threadIdx.x]; }
+void launch_v3(const float* x, float* y, int n) { kernel<256><<<n / 256, 256>>>(x, y); }
+"""
+
 DRIVER = """
 #include <cstdio>
 int STAGES = 2;  // a variable here: version 1's macro must not rewrite it
@@ -267,11 +273,14 @@ int main() { float *x, *y; kernel<<<8, 64>>>(x, y); std::printf("%d", STAGES); r
 
 
 def test_each_standalone_file_keeps_its_own_helpers_constants_macros_and_launches():
-    files = [SourceFile(Path(n), "cuda", t) for n, t in (("v1.cu", VERSION_1), ("v2.cu", VERSION_2), ("main.cu", DRIVER))]
+    files = [SourceFile(Path(n), "cuda", t) for n, t in (("v1.cu", VERSION_1), ("v2.cu", VERSION_2), ("v3.cu", VERSION_3), ("main.cu", DRIVER))]
     units, warnings = kernel_units(files)
     assert not [w for w in warnings if "syntax" in w], warnings
     by_file = {Path(u.file).name: u for u in units}
-    assert set(by_file) == {"v1.cu", "v2.cu"}
+    assert set(by_file) == {"v1.cu", "v2.cu", "v3.cu"}
+    # an ``extern`` declaration cannot reach another file's template: v3 keeps its own launch only
+    assert [Path(s.file).name for s in by_file["v3.cu"].launch_sites] == ["v3.cu"]
+    assert [Path(lf.loc.file).name for lf in by_file["v3.cu"].ast.launches] == ["v3.cu"]
     v1, v2 = by_file["v1.cu"], by_file["v2.cu"]
     # helpers: each kernel inlines its own file's load_one (v2's is a float4 load)
     assert v1.helpers == ["load_one"] and v2.helpers == ["load_one"]
