@@ -3,7 +3,8 @@
 ## What it means
 Residual + norm, GEMM + bias (+ activation), silu · mul, QKᵀ + softmax + PV, loss + gradient,
 scale + mask + softmax, norm + softmax, bias + activation, int4 dequantisation + GEMM, logit softcapping + loss,
-norm + int8 quantisation, a norm's backward + the residual branch's gradient.
+norm + int8 quantisation, a norm's backward + the residual branch's gradient, a linear layer's bias +
+the residual add, int8/int32 dequantisation + bias or residual.
 One operation does not count even if called "fused": softmax, LayerNorm with its affine step,
 RMSNorm · weight, GEMM with an alpha/beta epilogue.
 
@@ -15,7 +16,9 @@ reduction of the data plus an epsilon), sigmoid/tanh/erf/ReLU forms (activation)
 inputs (gated), an addition of two different input tensors (residual / bias add), a -inf mask,
 a tensor read at the output's own element and added after another operation (a residual, as in
 ``y = norm(x) + r`` or a backward that adds the residual branch's gradient), a value rounded and
-clamped to a low-bit range (quantisation), a log-sum-exp with a gathered target (loss), random
+clamped to a low-bit range (quantisation), a vector read at a subset of the output's coordinates and
+added to it (a broadcast bias), an integer load converted to float and scaled by a non-constant
+(int8/int32 dequantisation), a log-sum-exp with a gathered target (loss), random
 numbers (dropout), bit fields of loaded
 integers or ``lop3``/``prmt`` unpacking (dequantisation of packed low-bit weights), and a stored
 ``exp(x - lse)`` with a one-hot test of the column against a loaded target (``==`` or ``!=``), seen
@@ -36,6 +39,7 @@ COMBINATIONS = (
     ("activation", "dropout"), ("add", "dropout"), ("norm", "activation"), ("loss", "gradient"),
     ("gemm", "dequant"), ("loss", "activation"), ("norm", "softmax"), ("residual", "norm"),
     ("norm", "quant"), ("activation", "quant"), ("softmax", "quant"), ("gemm", "quant"),
+    ("bias_vector", "residual"), ("int_dequant", "residual"), ("int_dequant", "bias_vector"), ("int_dequant", "add"),
 )
 
 

@@ -11,14 +11,18 @@ On resolved values: an update whose new value multiplies the *old value of the s
 (the loop-carried value, or the merged partner's) by an ``exp``/``exp2`` of ``a - max(a, ...)``
 (or ``max(a, ...) - a`` negated), or of ``m - v`` in a branch taken when ``v > m`` (the running
 max kept by a comparison), however the locals are named; or a pair merge
-``s_a * exp(m_a - m) + s_b * exp(m_b - m)`` with ``m = max(m_a, m_b)``.
+``s_a * exp(m_a - m) + s_b * exp(m_b - m)`` with ``m = max(m_a, m_b)``; or a merge written with
+selections (``big = a.m > b.m ? a : b``, ``d = big.d + small.d * exp(small.m - big.m)``), read on
+each side of its comparison.
 
 ## Not to be confused with
 A three-pass softmax (separate max, sum and normalise passes) or a one-block safe softmax
 (max, then sum of exp(x - max)): no running rescale.
 """
 
-from ..facts.expr import Call, Load, Op, Sym, flatten, num, rewrite_within, walk
+from dataclasses import replace
+
+from ..facts.expr import Call, Load, Op, Sym, flatten, num, rewrite, rewrite_within, walk
 from ._base import Rule, absent, present
 from ._queries import expand, exps_in, has_exp, has_load
 
@@ -88,11 +92,14 @@ def _rescaled_old(assign, f=None) -> bool:
 
 def _rescaled_under_new_max(e, guards) -> bool:
     """``if (v > m) s = s * exp(m - v) + ...``: the running max kept by a comparison instead of
-    ``max()``, the sum rescaled by ``exp(m - v)`` in the branch where ``v`` is the larger."""
+    ``max()``, the sum rescaled by ``exp(m - v)`` in the branch where ``v`` is the larger (also
+    the branch where ``m > v`` fails)."""
     larger = set()
     for g in guards:
+        negated = isinstance(g, Op) and g.op == "not" and len(g.args) == 1
+        g = g.args[0] if negated else g
         if isinstance(g, Op) and len(g.args) == 2 and g.op in (">", ">=", "<", "<="):
-            big, small = g.args if g.op in (">", ">=") else g.args[::-1]
+            big, small = g.args if (g.op in (">", ">=")) != negated else g.args[::-1]
             larger.add((small, big))
     if not larger:
         return False
@@ -119,10 +126,49 @@ def _merged_partials(e) -> bool:
     return False
 
 
+def _selected(e, cond, side: bool):
+    """``e`` with every ``cond ? x : y`` replaced by the side ``cond`` takes."""
+    return rewrite(e, lambda n: (n.args[1] if side else n.args[2]) if isinstance(n, Op) and n.op == "?:" and len(n.args) == 3 and n.args[0] == cond else n)
+
+
+def _rescaled_in_a_branch(assign, f) -> bool:
+    """A merge written with selections instead of ``max()`` (``big = a.m > b.m ? a : b``; the sum
+    becomes ``big.d + small.d * exp(small.m - big.m)``): on each side of the comparison the
+    update is an ordinary one, the old sum rescaled where the new value is the larger."""
+    if _smaller_partial_rescaled(assign):  # the comparison is an ``if`` around the merge
+        return True
+    conds = {n.args[0] for n in walk(assign.new) if isinstance(n, Op) and n.op == "?:" and len(n.args) == 3}
+    for c in conds:
+        for side in (True, False):
+            branch = replace(assign, new=_selected(assign.new, c, side), guards=tuple(assign.guards) + ((c,) if side else (Op("not", (c,)),)))
+            if _rescaled_old(branch, f) or _smaller_partial_rescaled(branch):
+                return True
+    return False
+
+
+def _smaller_partial_rescaled(assign) -> bool:
+    """A merge of two partials: on the side where ``p > q`` holds, a sum is multiplied by
+    ``exp(q - p)`` (the smaller partial brought to the larger max) and added to the other (also
+    inside a constructed value, ``Pair{p.m, p.s + q.s * exp(q.m - p.m)}``)."""
+    for total in walk(assign.new):
+        if not isinstance(total, Op) or total.op != "+":
+            continue
+        terms = flatten("+", total)
+        for t in terms:
+            if not isinstance(t, Op) or t.op != "*":
+                continue
+            factors = flatten("*", t)
+            exps = [x for x in factors if has_exp(x)]
+            rest = [x for x in factors if not has_exp(x) and num(x) is None]
+            if exps and rest and len(terms) >= 2 and any(_rescaled_under_new_max(x, assign.guards) for x in exps):
+                return True
+    return False
+
+
 @RULE.both
 def detect(f):
     # every form below rescales by an exponential: values without one are skipped at once
-    hits = [a for a in f.assigns if has_exp(a.new) and (_rescaled_old(a, f) or _pair_merge(a) or _merged_partials(a.new))]
+    hits = [a for a in f.assigns if has_exp(a.new) and (_rescaled_old(a, f) or _pair_merge(a) or _merged_partials(a.new) or _rescaled_in_a_branch(a, f))]
     hits += [a for a in f.accesses if a.kind in ("store", "rmw") and a.value is not None and a.space in ("shared", "local")
              and has_exp(a.value) and _pair_merge_value(a.value)]
     if hits:

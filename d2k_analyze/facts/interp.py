@@ -401,8 +401,13 @@ class Interp:
                 self.stmt(st)
             carried = self.carried_cells(s)
             induction = self.induction(s, fact)
-            # the members of a carried struct are carried too (``t.sum += v`` in the body)
-            carried += [fc for cell in list(carried) for fc in cell.fields.values() if fc not in carried]
+            # the members of a carried struct are carried too (``t.sum += v`` in the body), and
+            # theirs (``part.md.d`` when ``part.md`` is assigned)
+            todo = list(carried)
+            while todo:
+                members = [fc for fc in todo.pop().fields.values() if fc not in carried]
+                carried += members
+                todo += members
             for cell in carried:
                 if induction is not None and cell is induction[0]:
                     continue
@@ -884,7 +889,9 @@ class Interp:
     def attr(self, e: Attr, loc: Loc) -> E:
         cell = self.lvalue_cell(e, loc)
         if cell is not None and not (isinstance(cell.value, Attr) and cell.value.base == cell.value):
-            return cell.value
+            # a struct member that is itself a struct with members of its own (``part.md``):
+            # read whole, as a named struct local is, so its members' own values travel with it
+            return self.whole(cell) if cell.fields else cell.value
         base = self.ev(e.base, loc)
         return builtins.attribute(self, base, e.name, loc)
 
@@ -896,6 +903,8 @@ class Interp:
         if e.fn.startswith(".") and "." not in e.fn[1:] and e.args:  # ``x.method(...)``, not ``.module.f`` (a relative import)
             base = self.ev(e.args[0], loc)
             method = e.fn[1:]
+            if self.lang == "cuda" and method in CUB_COMBINING and len(e.args) >= 3:
+                self.run_combine(Call(e.fn, (e.args[1], Num(0), e.args[-1]), e.kw, e.targs), loc)
             owner = builtins.struct_of(self, base, e.args[0])
             if owner:
                 fn = self.p.method(owner, method, self.caller_file())
@@ -956,12 +965,23 @@ class Interp:
         return builtins.library_call(self, e, loc)
 
     def run_combine(self, e: Call, loc: Loc) -> None:
-        """``tl.reduce(xs, axis, combine)`` / ``tl.associative_scan``: the jit combine function runs
+        """``tl.reduce(xs, axis, combine)`` / ``tl.associative_scan`` (and cub's
+        ``BlockReduce(t).Reduce(v, op)``, passed in as ``(v, 0, op)``): the combine function runs
         once on the operands and on a peer of each (the value of the other lane it is merged with),
         so its formulas (a Chan merge of (mean, M2, n), a rescaled running max) are facts as a direct
         call's are. The reduction's own value stays the library call."""
         combine = e.args[2]
         if not isinstance(combine, Name):
+            return
+        if self.lang == "cuda":  # cub: one value and its user operator (``BlockReduce(t).Reduce(v, merge)``)
+            value = self.ev(e.args[0], loc)
+            fn = self.p.function(combine.id, 2, self.caller_file())
+            if fn is None or fn.kind == "kernel":
+                return
+            peer = Sym(f"peer#0@{loc.line}", _deps(atoms(value)))
+            merged = self.inline(fn, [_Const(value), _Const(peer)], loc, targs=combine.targs)
+            cell = self.new_cell(merged)
+            self.f.assigns.append(Assignment(loc, cell.id, None, "=", merged, None, merged, tuple(self.loops), tuple(self.guards)))
             return
         operands = self.ev(e.args[0], loc)
         items = list(operands.items) if isinstance(operands, Tup) else [operands]
@@ -1217,6 +1237,8 @@ _EV: dict[type, Callable[[Interp, E, Loc], E]] = {
 
 
 COMBINING_REDUCTIONS = frozenset({"tl.reduce", "tl.associative_scan"})
+# cub block/warp collectives that take a user operator as their last argument
+CUB_COMBINING = frozenset({"Reduce", "AllReduce", "InclusiveScan", "ExclusiveScan"})
 
 
 def _deps(keys: frozenset[str]) -> frozenset[str]:

@@ -9,6 +9,7 @@ whatever it is called. Each recogniser returns the places that show its operatio
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from . import poly as P
@@ -426,6 +427,79 @@ def residual_add(f: KernelFacts) -> list:
             and tensor(st.obj) and any(adds_residual(st, n) for n in operators(st.value))]
 
 
+def bias_vector_add(f: KernelFacts) -> list:
+    """A vector broadcast over the output and added to it (``y[r, c] = t[r, c] + b[c]``): an
+    addend loaded from a kernel argument at a subset of the output's coordinates (its offset
+    reads only index atoms the store's offset reads, and is not the same element), next to
+    another input read at the output's element. A linear layer's bias added in an epilogue
+    kernel: its own operation beside a residual add or an activation."""
+    def tensor(obj: int) -> bool:
+        return f.objects[obj].origin.startswith("param#") if obj in f.objects else False
+
+    def broadcast(store, n: E) -> bool:
+        if type(n) is not Op or n.op != "+":
+            return False
+        terms = flatten("+", n)
+        for t in terms:
+            src = _component_load(_unless_absent(t))
+            if src is None or src.space != "global" or src.obj == store.obj or not tensor(src.obj):
+                continue
+            load = f.accesses[src.access]
+            if not P.add(load.poly, store.poly, -1) or not atoms(load.off) < atoms(store.off):
+                continue
+            if any(_reads_global(u, {src.obj, store.obj}) for u in terms if u is not t):
+                return True
+        return False
+
+    return [st for st in f.accesses if st.space == "global" and st.kind == "store" and st.value is not None
+            and tensor(st.obj) and any(broadcast(st, n) for n in operators(st.value))]
+
+
+def _unless_absent(e: E) -> E:
+    """``b == nullptr ? 0 : b[c]``: an optional input, the load when it is given."""
+    if isinstance(e, Cast):
+        return Cast(e.type, _unless_absent(e.arg))
+    if isinstance(e, Op) and e.op == "?:" and len(e.args) == 3:
+        zero = [x for x in e.args[1:] if num(_uncast(x)) == 0]
+        given = [x for x in e.args[1:] if x not in zero]
+        if len(given) == 1 and zero:
+            return given[0]
+    return e
+
+
+def _uncast(e: E) -> E:
+    """``(T)0.0f``, ``T(0.0f)``: the value under its conversions."""
+    while True:
+        if isinstance(e, Cast):
+            e = e.arg
+        elif isinstance(e, Call) and e.fn == "()" and len(e.args) == 2 and isinstance(e.args[0], TypeRef):
+            e = e.args[1]
+        else:
+            return e
+
+
+_INTEGER_ELEMENT = re.compile(r"\b(u?int(8|16|32)_t|(unsigned )?(char|int)|char[24]|int[24]|u?char4|u?int4)\b")
+
+
+def integer_dequant(f: KernelFacts) -> list:
+    """Integers read from memory (an int8 / int32 GEMM output) converted to floating point and
+    multiplied by a scale that is not a constant: dequantisation, an operation of its own."""
+    def scaled(n: E) -> bool:
+        if type(n) is not Op or n.op != "*":
+            return False
+        factors = flatten("*", n)
+        ints = [x for x in factors if isinstance(x, Cast) and _integer_load(f, x.arg)]
+        return bool(ints) and any(x not in ints and num(x) is None for x in factors)
+    return containing(f, scaled, {"*"})[:1]
+
+
+def _integer_load(f: KernelFacts, e: E) -> bool:
+    src = _component_load(e)
+    if src is None or src.space != "global" or src.access >= len(f.accesses):
+        return False
+    return bool(_INTEGER_ELEMENT.search(f.accesses[src.access].elem))
+
+
 PAIR_CONVERSIONS = {"__bfloat1622float2", "__half22float2", "__nv_cvt_bfloat162_float2"}
 
 
@@ -657,6 +731,8 @@ def operations(f: KernelFacts) -> dict[str, list]:
         "dropout": dropout(f),
         "dequant": dequantize(f),
         "residual": residual_add(f),
+        "bias_vector": bias_vector_add(f),
+        "int_dequant": integer_dequant(f),
         "quant": quantization(f),
     }
     return {k: v for k, v in found.items() if v}

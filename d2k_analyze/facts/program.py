@@ -73,7 +73,7 @@ class CudaProgram:
         self._functions: dict[tuple[str, int, str], Func | None] = {}
 
     def lowering(self, src: CudaSource) -> CudaLowering:
-        return CudaLowering(src.file, src.line, [(n.start_byte, n.end_byte) for n in src.dead_preproc], src.pragmas, self.aliases)
+        return CudaLowering(src.file, src.line, [(n.start_byte, n.end_byte) for n in src.dead_preproc] + src.dead_ranges, src.pragmas, self.aliases)
 
     def struct_params(self, name: str) -> list[tuple[str, str]]:
         """The template parameters (name, kind) of a user struct, in order."""

@@ -52,10 +52,10 @@ def parse_files(files: list[SourceFile], display=str) -> ParsedSubmission:
                         cuda_texts.append((name, emb.text, dict(line_offset=emb.row, embedded=True, flat_line=emb.row + 1 if emb.flat else None)))
         except (RecursionError, ValueError, MemoryError) as exc:  # never let one file stop the rest
             parsed.warnings.append(f"{name}: could not be parsed ({type(exc).__name__})")
-    tables = _macro_tables(cuda_texts)
+    tables, defined = _macro_tables(cuda_texts)
     for name, source_text, kwargs in cuda_texts:
         try:
-            src = parse_cuda(macros.expand(source_text, tables[name]), name, **kwargs)
+            src = parse_cuda(macros.expand(source_text, tables[name]), name, defined=defined[name], **kwargs)
         except (RecursionError, ValueError, MemoryError) as exc:
             parsed.warnings.append(f"{name}: could not be parsed ({type(exc).__name__})")
             continue
@@ -64,11 +64,12 @@ def parse_files(files: list[SourceFile], display=str) -> ParsedSubmission:
     return parsed
 
 
-def _macro_tables(cuda_texts: list[tuple[str, str, dict]]) -> dict[str, dict[str, macros.Macro]]:
+def _macro_tables(cuda_texts: list[tuple[str, str, dict]]) -> tuple[dict[str, dict[str, macros.Macro]], dict[str, set[str]]]:
     """The macro table of each CUDA file: the file's own ``#define`` lines first, then those of the
     files it sees (:func:`.translation_units.visibility`), then the shared ones (headers and
     embedded strings), so that a header's ``#define`` reaches the files that include it and a
-    sibling program's ``#define STAGES 4`` does not reach ``main.cu``."""
+    sibling program's ``#define STAGES 4`` does not reach ``main.cu``. Also the names each file
+    sees defined outside any ``#if`` (what its ``#ifdef`` tests can rely on)."""
     texts: dict[str, list[str]] = {}
     shared: list[str] = []
     for name, text, kwargs in cuda_texts:
@@ -77,11 +78,14 @@ def _macro_tables(cuda_texts: list[tuple[str, str, dict]]) -> dict[str, dict[str
             shared.append(name)
     visible = translation_units.visibility({n: "\n".join(ts) for n, ts in texts.items()})
     defined = {n: [macros.defines(t) for t in ts] for n, ts in texts.items()}
+    always = {n: set().union(*(macros.unconditional_defines(t) for t in ts)) for n, ts in texts.items()}
     tables: dict[str, dict[str, macros.Macro]] = {}
+    sure: dict[str, set[str]] = {}
     for name in texts:
         order = [name] + sorted(visible[name] - {name}) + [s for s in shared if s not in visible[name]]
         tables[name] = macros.collect([t for n in order for t in texts[n]], [d for n in order for d in defined[n]])
-    return tables
+        sure[name] = set().union(*(always[n] for n in order))
+    return tables, sure
 
 
 def python_reachable(parsed: ParsedSubmission) -> tuple[set[str], bool]:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import rx
+from . import macros as macros_module
 from .treesitter import Node, error_rows, in_order, of_types_unordered, parse, text, texts, walk
 
 # Attribute macros the grammar cannot parse; blanked (same length, newlines kept) before parsing.
@@ -61,11 +62,19 @@ class CudaFunction:
 
     @property
     def specialization(self) -> str:
-        """``<__half>`` for an explicit specialisation (``template <> __global__ void k<__half>(..)``),
-        else "": its body is its own code, often the one a launch with those arguments runs."""
+        """``<__half>`` for an explicit specialisation (``template <> __global__ void k<__half>(..)``;
+        with its arguments deduced, ``template <> __global__ void k(half4* o)``, its parameter
+        types: ``<half4*>``), else "": its body is its own code, often the one a launch with those
+        arguments runs."""
         if self.template_node is None or self.template_params:
             return ""
-        return _specialized_args(self.node)
+        written = _specialized_args(self.node)
+        if written:
+            return written
+        # ``template <> __global__ void k(half4* out, ...)``: the arguments are deduced from the
+        # parameter types, which then name the specialisation
+        types = [decl[: len(decl) - len(name)] if name and decl.endswith(name) else decl for name, decl in self.params]
+        return "<" + ",".join(" ".join(t.split()).replace(" *", "*") for t in types) + ">"
 
     @property
     def is_kernel(self) -> bool:
@@ -105,6 +114,9 @@ class CudaSource:
     attributes: list[tuple[int, str]] = field(default_factory=list)  # (row, text) blanked attributes
     pragmas: list[tuple[int, int, str]] = field(default_factory=list)  # (row, byte offset, text)
     dead_preproc: list[Node] = field(default_factory=list)  # #if 0 regions
+    # byte ranges of conditional code that cannot be compiled in: ``#if 0`` blocks inside function
+    # bodies, and the branch of an ``#ifdef`` / ``#ifndef`` that the file's own ``#define`` rules out
+    dead_ranges: list[tuple[int, int]] = field(default_factory=list)
     file_variables: set[str] = field(default_factory=set)  # non-const file-scope variables without an initializer
     low_precision: bool = False  # half / bf16 / fp8 types appear in the code (comments excluded)
     warnings: list[str] = field(default_factory=list)
@@ -401,8 +413,41 @@ def _collect_enum(node: Node, src: CudaSource) -> None:
         previous = expr if value is None else text(value)
 
 
-def parse_cuda(source_text: str, file: str, line_offset: int = 0, embedded: bool = False, flat_line: int | None = None) -> CudaSource:
-    """Parse CUDA text; collect functions, launches, macros and constants; warn on syntax errors."""
+def _dead_conditionals(root: Node, defined: set[str]) -> list[tuple[int, int]]:
+    """Byte ranges of code no build compiles: the body of ``#if 0`` (its ``#else`` stays), the
+    ``#else`` of ``#if 1``, and the side of ``#ifdef M`` / ``#ifndef M`` ruled out by an
+    unconditional ``#define M`` in the file (FasterTransformer's ``#define DO_SPLIT_...``
+    selecting one launch path). A macro the file does not define is a build flag: both sides stay."""
+    out: list[tuple[int, int]] = []
+    for n in walk(root):
+        if n.type not in ("preproc_if", "preproc_ifdef"):
+            continue
+        alt = n.child_by_field_name("alternative")
+        body_end = alt.start_byte if alt is not None else n.end_byte
+        if n.type == "preproc_if":
+            cond = n.child_by_field_name("condition")
+            word = text(cond).strip() if cond is not None else ""
+            if word in ("0", "false"):
+                out.append((n.start_byte, body_end))
+            elif word in ("1", "true") and alt is not None:
+                out.append((alt.start_byte, n.end_byte))
+            continue
+        name = n.child_by_field_name("name")
+        if name is None or text(name) not in defined:
+            continue
+        negated = text(n.children[0]).strip().startswith("#ifndef") if n.children else False
+        if negated:
+            out.append((n.start_byte, body_end))
+        elif alt is not None:
+            out.append((alt.start_byte, n.end_byte))
+    return out
+
+
+def parse_cuda(source_text: str, file: str, line_offset: int = 0, embedded: bool = False, flat_line: int | None = None,
+               defined: set[str] | None = None) -> CudaSource:
+    """Parse CUDA text; collect functions, launches, macros and constants; warn on syntax errors.
+    ``defined``: the macros every build of this file defines (its own unconditional ``#define``
+    lines and those of the files it sees), which settle its ``#ifdef`` / ``#ifndef`` tests."""
     attributes: list[tuple[int, str]] = []
     if "__cluster_dims__" in source_text or "__maxnreg__" in source_text or "__launch_bounds__" in source_text or "__align__" in source_text:
         for m in _ATTRIBUTE_RE.finditer(source_text):
@@ -424,6 +469,21 @@ def parse_cuda(source_text: str, file: str, line_offset: int = 0, embedded: bool
     tree, data = parse("cuda", source_text)
     src = CudaSource(file, source_text, data, tree, line_offset, flat_line, embedded, attributes=attributes, pragmas=pragmas)
     _collect(tree.root_node, src, None, False)
+    if "#if" in source_text:
+        src.dead_ranges = _dead_conditionals(tree.root_node, defined if defined is not None else macros_module.unconditional_defines(source_text))
+        if src.dead_ranges:
+            for fn in src.functions:
+                if not any(fn.node.start_byte <= a < fn.node.end_byte for a, _ in src.dead_ranges):
+                    continue
+                dead = lambda n: any(a <= n.start_byte < b for a, b in src.dead_ranges)  # noqa: E731
+                fn.launches = [site for site in fn.launches if not dead(site.node)]
+                body = fn.node.child_by_field_name("body")
+                if body is not None:  # a kernel named only in dead code (``#if 0`` launcher) is not reached
+                    fn.names = texts(n for n in of_types_unordered(body, "cuda", ("identifier",)) if not dead(n))
+                    live_calls = [n for n in fn.body_nodes.get("call_expression", []) if not dead(n)]
+                    fn.body_nodes["call_expression"] = live_calls
+                    fn.calls = {part for n in live_calls if (f := n.child_by_field_name("function") or (n.children[0] if n.children else None)) is not None
+                                for part in (callee_name(f), callee_name(f).split("::")[-1])}
     src.low_precision = _mentions_low_precision(source_text)
     for row in error_rows(tree):
         src.warnings.append(f"{file}:{src.line(row)}: syntax error (analysed what parsed)")

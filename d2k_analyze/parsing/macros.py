@@ -92,6 +92,38 @@ def defines(text: str) -> dict[str, Macro]:
     return found
 
 
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b[ \t]*(\w*)")
+
+
+def unconditional_defines(text: str) -> set[str]:
+    """The macros a text defines outside any ``#if``: those are defined in every build. A
+    header guard (``#ifndef X`` then ``#define X``) does not count as a condition, and ``X``
+    itself is not reported."""
+    out: set[str] = set()
+    depth = 0
+    guard: str | None = None
+    for line in _logical_lines(text):
+        m = _CONDITIONAL.match(line)
+        if m:
+            kind, name = m.group(1), m.group(2)
+            if kind == "endif":
+                depth = max(0, depth - 1)
+            else:
+                depth += 1
+                guard = name if kind == "ifndef" and depth == 1 else None
+            continue
+        d = _DEFINE.match(line)
+        if d and depth == 1 and guard == d.group(1):
+            # a header guard: the body is unconditional, and the guard name itself is left out
+            # (its own ``#ifndef`` must not read as ruled out)
+            depth, guard = 0, None
+        elif d and depth == 0:
+            out.add(d.group(1))
+        elif line.strip():
+            guard = None
+    return out
+
+
 def collect(texts: list[str], defined: list[dict[str, Macro]] | None = None) -> dict[str, Macro]:
     """Every unambiguous ``#define`` in ``texts`` (the earlier text wins a name), over the
     library qualifiers a submission uses without defining (:data:`LIBRARY_QUALIFIERS`);

@@ -273,3 +273,26 @@ __global__ void k(float* y) {
     store = next(a for a in f.accesses if a.kind == "store")
     shared = {f"obj#{o.id}" for o in f.objects.values() if o.space == "shared"}
     assert atoms(store.value) & shared
+
+
+def test_members_of_a_struct_member_assigned_in_a_loop_are_carried_and_read_as_such(tmp_path):
+    from d2k_analyze.facts.expr import Sym, atoms
+    f = facts_of(tmp_path, """
+struct Pair { float m; float s; };
+struct Outer { Pair p; int tag; };
+__device__ Pair step(Pair a, float x) { Pair r; r.m = fmaxf(a.m, x); r.s = a.s + x; return r; }
+__global__ void k(const float* x, float* y, int n) {
+  Outer o;
+  o.p.m = -1e30f; o.p.s = 0.f; o.tag = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) o.p = step(o.p, x[i]);
+  y[threadIdx.x] = o.p.s;
+}
+""")
+    in_loop = [a for a in f.assigns if a.loops and a.cell is not None and a.loc.line == 8]
+    olds = [a.old for a in in_loop if isinstance(a.old, Sym)]
+    carried = {a.old.key for a in in_loop if isinstance(a.old, Sym) and a.old.key.startswith("carried#")}
+    assert len(carried) >= 3, olds  # o.p, o.p.m and o.p.s each carried round the loop
+    # the helper reads the members' own carried values, not a member of the parent's symbol
+    from d2k_analyze.facts.expr import Op
+    s_update = next(a for a in in_loop if isinstance(a.new, Op) and a.new.op == "+")
+    assert s_update.old.key in carried and s_update.old.key in atoms(s_update.new)

@@ -159,3 +159,48 @@ def test_modelnew_entry_point(make_units):
                 return x
     '''})}
     assert units["used"].launched and not units["unused"].launched
+
+
+PREPROC_LAUNCHES = """
+#define FAST_PATH
+__global__ void fast(float* x) { x[threadIdx.x] = 1.f; }
+__global__ void slow(float* x) { x[threadIdx.x] = 2.f; }
+__global__ void legacy(float* x) { x[threadIdx.x] = 3.f; }
+__global__ void flagged(float* x) { x[threadIdx.x] = 4.f; }
+void launch(float* x) {
+#ifdef FAST_PATH
+  fast<<<1, 32>>>(x);
+#else
+  slow<<<1, 32>>>(x);
+#endif
+#if 0
+  legacy<<<1, 32>>>(x);
+#endif
+#ifdef USE_FLAGGED  // a build flag the source never defines: both sides may be compiled
+  flagged<<<1, 32>>>(x);
+#endif
+}
+"""
+
+
+def test_launches_in_preprocessor_branches_the_file_rules_out_are_not_live():
+    from pathlib import Path
+
+    from d2k_analyze.model import SourceFile
+    from d2k_analyze.parsing import kernel_units
+
+    units, _ = kernel_units([SourceFile(Path("p.cu"), "cuda", PREPROC_LAUNCHES)])
+    assert {u.name: u.launched for u in units} == {"fast": True, "slow": False, "legacy": False, "flagged": True}
+
+
+def test_a_header_guard_is_not_a_condition_that_rules_its_body_out():
+    from pathlib import Path
+
+    from d2k_analyze.model import SourceFile
+    from d2k_analyze.parsing import kernel_units
+
+    header = "#ifndef KERNELS_CUH\n#define KERNELS_CUH\n__global__ void k(float* x) { x[0] = 1.f; }\n#endif\n"
+    main = '#include "kernels.cuh"\nvoid go(float* x) { k<<<1, 1>>>(x); }\n'
+    units, _ = kernel_units([SourceFile(Path("kernels.cuh"), "cuda", header), SourceFile(Path("main.cu"), "cuda", main)])
+    assert [(u.name, u.launched) for u in units] == [("k", True)]
+    assert [a.kind for a in units[0].ast.accesses] == ["store"]  # its body is live code

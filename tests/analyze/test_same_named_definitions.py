@@ -398,3 +398,32 @@ def run(x, y):
 def test_a_jit_helper_called_through_a_module_alias_is_a_helper_not_a_kernel():
     units, _ = kernel_units([SourceFile(Path("a.py"), "python", ALIASED_HELPER)])
     assert [u.name for u in units] == ["shift"]
+
+
+DEDUCED = """
+struct f4 { float a, b, c, d; };
+template <typename T>
+__global__ void widen(T* out, const int8_t* q, float s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = T(q[i]) * s;
+}
+template <>
+__global__ void widen(f4* out, const int8_t* q, float s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const char4 v = reinterpret_cast<const char4*>(q)[i];
+  if (i < n / 4) out[i] = f4{v.x * s, v.y * s, v.z * s, v.w * s};
+}
+void run(float* o, f4* o4, const int8_t* q, float s, int n) {
+  widen<<<n / 256, 256>>>(o, q, s, n);
+  widen<<<n / 1024, 256>>>(o4, q, s, n);
+}
+"""
+
+
+def test_a_specialisation_with_deduced_arguments_is_a_unit_named_by_its_parameter_types():
+    units, _ = kernel_units([SourceFile(Path("w.cu"), "cuda", DEDUCED)])
+    names = sorted(u.name for u in units)
+    assert names == ["widen", "widen<f4*,const int8_t*,float,int>"]
+    special = next(u for u in units if u.name != "widen")
+    assert detect("vectorized_access", special.ast).status.value == "present"
+    assert detect("vectorized_access", next(u for u in units if u.name == "widen").ast).status.value == "absent"
