@@ -18,9 +18,10 @@
 // columns once: each thread loads its weight and bias vector once and applies it to every row of
 // the CTA, which divides their L2 traffic by `rows` (per row they are as many bytes as x itself).
 //
-// `two_pass` = 1 selects the other statistics, a candidate not yet timed on a GPU: the row sum, then
-// the squared deviations from its mean, in two reads of shared memory (exact, and no divide per
-// vector); the sweep times both.
+// `two_pass` = 1 selects the other statistics: the row sum, then the squared deviations from its
+// mean, in two reads of shared memory (exact, and no divide per vector). Not used: on an H100
+// (2026-12-06, examples/h100/dec06/) it was slower at every setting, 0.521 against 0.563 of
+// 4.3 TB/s at the best one on 1024x32768 (the second read of the row costs more than the divides).
 //
 // Only 16-byte aligned rows take this path (N % 8 == 0, aligned pointers); the caller keeps the
 // Triton kernel for the others.
@@ -35,13 +36,15 @@ namespace {
 constexpr int kVec = 8;        // bf16 per 16-byte vector
 constexpr int kMaxRows = 16;   // rows per CTA (one mbarrier and one statistics slot each)
 constexpr int kMaxWarps = 32;
-// A candidate, off by default and not yet timed on a GPU: CTAs of 512 threads per SM that ptxas
-// must leave registers for. At 3 it holds them to 40 registers a thread, so three CTAs share an SM,
-// as many as the shared memory of a 64 KB row allows; unbounded, ptxas picks 48-50 registers and
-// only two fit. benchmarks/layernorm_smem_rows.py builds it with -DLN_SMEM_MIN_CTAS_512=3 and times
-// it beside the default.
+// CTAs of 512 threads per SM that ptxas must leave registers for. At 3 it holds them to 40
+// registers a thread (0 spills), so three CTAs share an SM, as many as the shared memory of a 64 KB
+// row allows; unbounded (0), ptxas picks 48-50 registers and only two fit. Measured on an H100
+// (2026-12-06, examples/h100/dec06/): 1024x32768, the workload that runs 512-thread CTAs, went
+// from 0.0560 to 0.0527 ms through d2k-profile (0.563 -> 0.590 of 4.3 TB/s in the sweep); the
+// other workloads moved within 1 %. benchmarks/layernorm_smem_rows.py times the uncapped build
+// (-DLN_SMEM_MIN_CTAS_512=0) beside it.
 #ifndef LN_SMEM_MIN_CTAS_512
-#define LN_SMEM_MIN_CTAS_512 0
+#define LN_SMEM_MIN_CTAS_512 3
 #endif
 
 struct Stats {
