@@ -17,14 +17,15 @@ and TMA swizzle modes by their library names (kernel and launching host code). I
 
 ## Not to be confused with
 A padded array that is never read or written (it earns nothing); a conflict-free access order
-chosen without padding or swizzle.
+chosen without padding or swizzle; records whose size happens to be 2^k + a few (``2 * K + 2``
+floats per thread, with the last fields read at constant columns past 2^k).
 """
 
 import re
 
 from ..compiled.ttgir import Reading, TritonIR
 from ..facts import poly as P
-from ..facts.expr import Load, Op, atoms, num, walk
+from ..facts.expr import Load, Op, Sym, atoms, num, walk
 from ._base import Rule, Signature, absent, present
 
 def _swizzled(encoding: str) -> bool:
@@ -66,6 +67,21 @@ def _halo(o) -> bool:
     return len({d - (1 << (d.bit_length() - 1)) for d in dims}) == 1
 
 
+def _record_pitches(shared) -> set[tuple[int, int]]:
+    """(object, pitch) pairs where the pitch is a record's size, not a padded row: some access
+    reads or writes a constant column at or past the pitch's power of two (``rec[2 * K + 1]``
+    in records of ``2 * K + 2`` floats), so the "extra" columns hold data."""
+    out = set()
+    for a in shared:
+        const = P.constant_of(tuple((m, c) for m, c in a.poly if m == ())) or 0
+        for m, c in a.poly:
+            if m and c.denominator == 1 and c > 0 and padded(int(c)):
+                pitch = int(c)
+                if const % pitch >= 1 << (pitch.bit_length() - 1):
+                    out.add((a.obj, pitch))
+    return out
+
+
 def _xor_or_skew(e) -> bool:
     for n in walk(e):
         if isinstance(n, Op) and n.op == "^" and len(n.args) == 2 and all(num(a) is None for a in n.args):
@@ -90,10 +106,12 @@ def _vanishes(term, modulus) -> bool:
 MOVING = ("tid.", "lane", "warp", "iter#", "ivar#")
 
 
-def _symbolic_pad(poly) -> bool:
+def _symbolic_pad(poly, same_object=()) -> bool:
     """A row pitch ``T + c`` with ``T`` a compile-time size and ``0 < c <= 16`` (``TILE + 1``,
     ``kChunk + kNElts`` once the pad resolves): the coefficient of a thread- or loop-dependent
-    index has one symbolic monomial and a small constant."""
+    index has one symbolic monomial and a small constant. Not when an access to the same object
+    reaches a column in ``[T, T + c)``: then the pitch is a record's size (``2 * K + 2`` with the
+    last fields at ``2 * K`` and ``2 * K + 1``), not a pad."""
     for key in P.terms(poly):
         if not key.startswith(MOVING):
             continue
@@ -101,8 +119,20 @@ def _symbolic_pad(poly) -> bool:
         const = P.constant_of(tuple((m, v) for m, v in c if m == ()))
         rest = [m for m, _ in c if m != ()]
         if const is not None and 0 < const <= 16 and len(rest) == 1 and all(k.startswith(P.COMPILE_TIME) for k in rest[0]):
-            return True
+            width = tuple((m, v) for m, v in c if m != ())  # T
+            if not any(_in_pad(b.poly, key, c, width, const) for b in same_object):
+                return True
     return False
+
+
+def _in_pad(poly, key: str, pitch, width, pad) -> bool:
+    """The access's column (its offset without the ``key * pitch`` row term) is ``T + j`` with
+    ``0 <= j < pad``."""
+    if P.coeff(poly, key) != pitch:
+        return False
+    column = P.add(poly, P.mul(P.poly(Sym(key)), pitch), -1)
+    j = P.constant_of(P.add(column, width, -1))
+    return j is not None and 0 <= j < pad
 
 
 def _linear_thread_id(e) -> bool:
@@ -165,8 +195,9 @@ def _swizzled_descriptors(f) -> list:
 def cuda(f):
     shared = [a for a in f.accesses if a.space == "shared"]
     halos = {o.id for o in f.objects.values() if _halo(o)}
-    pads = [a for a in shared if a.obj not in halos and (any(padded(int(c)) for m, c in a.poly if m and c.denominator == 1 and c > 0)
-                                                         or _symbolic_pad(a.poly))]
+    records = _record_pitches(shared)
+    pads = [a for a in shared if a.obj not in halos and (any(padded(int(c)) and (a.obj, int(c)) not in records for m, c in a.poly if m and c.denominator == 1 and c > 0)
+                                                         or _symbolic_pad(a.poly, [b for b in shared if b.obj == a.obj]))]
     if pads:
         return present(pads, "padded shared-memory row pitch")
     tables = _index_tables(f)
