@@ -115,7 +115,7 @@ class Interp:
         self.const_active: set[str] = set()
         self.param_objs: dict[str, int] = {}  # opaque pointer base -> implicit global object
         # local arrays of pointers (``T* bufs[STAGES]``): object id -> (index, pointer) per store
-        self.ptr_tables: dict[int, list[tuple[E, Ptr]]] = {}
+        self.ptr_tables: dict[int, list[tuple[E, Ptr] | None]] = {}  # None: a store of something else
         self.globals: dict[str, Cell] = {}
         self.cell_index: dict[int, Cell] = {}  # cell id -> cell (pointers to locals: ``addr#<id>``)
         self.trail: list[tuple[Cell, E]] = []  # (cell, value before) of every write, for branch merging
@@ -686,7 +686,7 @@ class Interp:
         held = self.as_ptr(value) if isinstance(value, (Ptr, Op)) else None
         table = self.ptr_tables.setdefault(ptr.obj, [])
         if held is None or (table and table[-1] is None):
-            table.append(None)  # type: ignore[arg-type]
+            table.append(None)
             return
         table.append((ptr.off, held))
 
@@ -711,13 +711,14 @@ class Interp:
         offsets = [num(i) for i, _ in table]
         if offsets != list(range(len(table))):
             return None
+        if num(ptr.off) is not None and 0 <= num(ptr.off) < len(table):
+            return table[num(ptr.off)][1]  # a constant index reads its own entry
         base = first.off
         step = self.cap(builtins.binop("-", (table[1][1].off, base)))
         for i, (_, p) in enumerate(table):
-            if builtins.binop("-", (p.off, base)) != builtins.binop("*", (Num(i), step)) and num(builtins.binop("-", (p.off, base))) != (num(step) * i if num(step) is not None else None):
-                return None
-        if num(ptr.off) is not None and 0 <= num(ptr.off) < len(table):
-            return table[num(ptr.off)][1]
+            gap, expected = builtins.binop("-", (p.off, base)), builtins.binop("*", (Num(i), step))
+            if gap != expected and (num(gap) is None or num(gap) != num(expected)):
+                return None  # not an arithmetic progression of buffers
         return Ptr(first.obj, first.elem, self.cap(builtins.binop("+", (base, builtins.binop("*", (ptr.off, step))))), first.shape)
 
     # --- expressions -----------------------------------------------------------------------

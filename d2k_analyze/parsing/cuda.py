@@ -443,6 +443,26 @@ def _dead_conditionals(root: Node, defined: set[str]) -> list[tuple[int, int]]:
     return out
 
 
+def _drop_dead_code(fn: CudaFunction, dead_ranges: list[tuple[int, int]]) -> None:
+    """Forget the launches, calls and names of ``fn`` that lie in dead conditional code: a kernel
+    launched or named only there (an ``#if 0`` launcher) is not reached."""
+    def dead(n: Node) -> bool:
+        return any(a <= n.start_byte < b for a, b in dead_ranges)
+
+    fn.launches = [site for site in fn.launches if not dead(site.node)]
+    body = fn.node.child_by_field_name("body")
+    if body is None:
+        return
+    fn.names = texts(n for n in of_types_unordered(body, "cuda", ("identifier",)) if not dead(n))
+    live_calls = [n for n in fn.body_nodes.get("call_expression", []) if not dead(n)]
+    fn.body_nodes["call_expression"] = live_calls
+    fn.calls = set()
+    for n in live_calls:
+        callee = n.child_by_field_name("function") or (n.children[0] if n.children else None)
+        if callee is not None:
+            fn.calls |= {callee_name(callee), callee_name(callee).split("::")[-1]}
+
+
 def parse_cuda(source_text: str, file: str, line_offset: int = 0, embedded: bool = False, flat_line: int | None = None,
                defined: set[str] | None = None) -> CudaSource:
     """Parse CUDA text; collect functions, launches, macros and constants; warn on syntax errors.
@@ -471,19 +491,9 @@ def parse_cuda(source_text: str, file: str, line_offset: int = 0, embedded: bool
     _collect(tree.root_node, src, None, False)
     if "#if" in source_text:
         src.dead_ranges = _dead_conditionals(tree.root_node, defined if defined is not None else macros_module.unconditional_defines(source_text))
-        if src.dead_ranges:
-            for fn in src.functions:
-                if not any(fn.node.start_byte <= a < fn.node.end_byte for a, _ in src.dead_ranges):
-                    continue
-                dead = lambda n: any(a <= n.start_byte < b for a, b in src.dead_ranges)  # noqa: E731
-                fn.launches = [site for site in fn.launches if not dead(site.node)]
-                body = fn.node.child_by_field_name("body")
-                if body is not None:  # a kernel named only in dead code (``#if 0`` launcher) is not reached
-                    fn.names = texts(n for n in of_types_unordered(body, "cuda", ("identifier",)) if not dead(n))
-                    live_calls = [n for n in fn.body_nodes.get("call_expression", []) if not dead(n)]
-                    fn.body_nodes["call_expression"] = live_calls
-                    fn.calls = {part for n in live_calls if (f := n.child_by_field_name("function") or (n.children[0] if n.children else None)) is not None
-                                for part in (callee_name(f), callee_name(f).split("::")[-1])}
+        for fn in src.functions:
+            if any(fn.node.start_byte <= a < fn.node.end_byte for a, _ in src.dead_ranges):
+                _drop_dead_code(fn, src.dead_ranges)
     src.low_precision = _mentions_low_precision(source_text)
     for row in error_rows(tree):
         src.warnings.append(f"{file}:{src.line(row)}: syntax error (analysed what parsed)")

@@ -296,3 +296,16 @@ __global__ void k(const float* x, float* y, int n) {
     from d2k_analyze.facts.expr import Op
     s_update = next(a for a in in_loop if isinstance(a.new, Op) and a.new.op == "+")
     assert s_update.old.key in carried and s_update.old.key in atoms(s_update.new)
+
+
+def test_a_table_of_pointers_that_is_not_a_progression_is_not_guessed(tmp_path):
+    f = facts_of(tmp_path, """
+__global__ void uneven(const float* x, float* y, int n) {
+  __shared__ float mem[1024];
+  float* part[] = {mem, mem + 100, mem + 300};
+  part[n % 3][threadIdx.x] = x[threadIdx.x];
+  y[threadIdx.x] = part[1][threadIdx.x];
+}
+""")
+    assert not _shared_offsets(f, 5)  # which buffer ``n % 3`` picks is not base + i * step
+    assert _shared_offsets(f, 6) == ["(100 + tid.x)"]  # a constant index still reads its own entry
