@@ -196,8 +196,11 @@ def cuda(f):
     shared = [a for a in f.accesses if a.space == "shared"]
     halos = {o.id for o in f.objects.values() if _halo(o)}
     records = _record_pitches(shared)
+    by_obj: dict[int, list] = {}
+    for a in shared:
+        by_obj.setdefault(a.obj, []).append(a)
     pads = [a for a in shared if a.obj not in halos and (any(padded(int(c)) and (a.obj, int(c)) not in records for m, c in a.poly if m and c.denominator == 1 and c > 0)
-                                                         or _symbolic_pad(a.poly, [b for b in shared if b.obj == a.obj]))]
+                                                         or _symbolic_pad(a.poly, by_obj[a.obj]))]
     if pads:
         return present(pads, "padded shared-memory row pitch")
     tables = _index_tables(f)

@@ -59,10 +59,7 @@ class HostIndex:
             self.launches.setdefault(kernel, []).append(fact)
 
     def of(self, program, name: str, file: str) -> list[LaunchFact]:
-        """The launches of kernel ``name`` defined in ``file``: a launch in code that sees a
-        definition of that name (its own file's, an included one) reaches that definition only;
-        a launch that sees none (``main.cu`` launching an ``extern`` kernel) reaches every
-        definition that is not a template."""
+        """The launches of kernel ``name`` defined in ``file`` (:meth:`.Scope.reaches`)."""
         launches = self.launches.get(name, [])
         scope = getattr(program, "scope", None)
         if scope is None or not launches:
@@ -70,13 +67,7 @@ class HostIndex:
         kernels = [fn for fn in program.kernels() if fn.name == name]
         defs = {fn.source.file for fn in kernels}
         template = any(fn.template_params for fn in kernels if fn.source.file == file)
-        out = []
-        for lf in launches:
-            seen = {d for d in defs if scope.sees(lf.loc.file, d)}
-            # another file's template is out of reach of an ``extern`` declaration
-            if file in seen or (not seen and not template):
-                out.append(lf)
-        return out
+        return [lf for lf in launches if scope.reaches(lf.loc.file, file, defs, template)]
 
 
 def _mark_exclusive(launches: list[LaunchFact]) -> None:

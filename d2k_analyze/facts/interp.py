@@ -904,8 +904,9 @@ class Interp:
         if e.fn.startswith(".") and "." not in e.fn[1:] and e.args:  # ``x.method(...)``, not ``.module.f`` (a relative import)
             base = self.ev(e.args[0], loc)
             method = e.fn[1:]
-            if self.lang == "cuda" and method in CUB_COMBINING and len(e.args) >= 3:
-                self.run_combine(Call(e.fn, (e.args[1], Num(0), e.args[-1]), e.kw, e.targs), loc)
+            if self.lang == "cuda" and method in CUB_COMBINING and len(e.args) >= 3 and isinstance(e.args[-1], Name):
+                # cub: ``BlockReduce(t).Reduce(v, merge)`` runs the user operator on v and a peer
+                self.combine_with_peers(e.args[-1], [self.ev(e.args[1], loc)], loc)
             owner = builtins.struct_of(self, base, e.args[0])
             if owner:
                 fn = self.p.method(owner, method, self.caller_file())
@@ -966,32 +967,24 @@ class Interp:
         return builtins.library_call(self, e, loc)
 
     def run_combine(self, e: Call, loc: Loc) -> None:
-        """``tl.reduce(xs, axis, combine)`` / ``tl.associative_scan`` (and cub's
-        ``BlockReduce(t).Reduce(v, op)``, passed in as ``(v, 0, op)``): the combine function runs
+        """``tl.reduce(xs, axis, combine)`` / ``tl.associative_scan``: the jit combine function runs
         once on the operands and on a peer of each (the value of the other lane it is merged with),
         so its formulas (a Chan merge of (mean, M2, n), a rescaled running max) are facts as a direct
         call's are. The reduction's own value stays the library call."""
         combine = e.args[2]
         if not isinstance(combine, Name):
             return
-        if self.lang == "cuda":  # cub: one value and its user operator (``BlockReduce(t).Reduce(v, merge)``)
-            value = self.ev(e.args[0], loc)
-            fn = self.p.function(combine.id, 2, self.caller_file())
-            if fn is None or fn.kind == "kernel":
-                return
-            peer = Sym(f"peer#0@{loc.line}", _deps(atoms(value)))
-            merged = self.inline(fn, [_Const(value), _Const(peer)], loc, targs=combine.targs)
-            cell = self.new_cell(merged)
-            self.f.assigns.append(Assignment(loc, cell.id, None, "=", merged, None, merged, tuple(self.loops), tuple(self.guards)))
-            return
         operands = self.ev(e.args[0], loc)
-        items = list(operands.items) if isinstance(operands, Tup) else [operands]
+        self.combine_with_peers(combine, list(operands.items) if isinstance(operands, Tup) else [operands], loc)
+
+    def combine_with_peers(self, combine: Name, items: list[E], loc: Loc) -> None:
+        """Run a collective's user operator on ``items`` and a peer of each; each merged part is
+        kept as a local, as ``acc = combine(acc, peer)`` would unpack it."""
         fn = self.p.function(combine.id, 2 * len(items), self.caller_file())
         if fn is None or fn.kind == "kernel":
             return
         peers = [Sym(f"peer#{i}@{loc.line}", _deps(atoms(v))) for i, v in enumerate(items)]
-        merged = self.inline(fn, [_Const(v) for v in items + peers], loc)
-        # each merged part kept as a local, as ``acc = combine(acc, peer)`` would unpack it
+        merged = self.inline(fn, [_Const(v) for v in items + peers], loc, targs=combine.targs)
         for part in merged.items if isinstance(merged, Tup) else (merged,):
             cell = self.new_cell(part)
             self.f.assigns.append(Assignment(loc, cell.id, None, "=", part, None, part, tuple(self.loops), tuple(self.guards)))

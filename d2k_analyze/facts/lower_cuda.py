@@ -183,6 +183,9 @@ class CudaLowering:
         if t == "alias_declaration" and n.child_by_field_name("name") is not None and n.child_by_field_name("type") is not None:
             # ``using C = config<128, 64>;`` in a body: the name stands for that type from here on
             return [Decl(self.loc(n), text(n.child_by_field_name("name")), _squash(text(n.child_by_field_name("type"))), frozenset({"using"}))]
+        if t == "type_definition" and n.child_by_field_name("type") is not None and n.child_by_field_name("declarator") is not None:
+            # ``typedef cub::BlockReduce<float, 128> R;`` in a body: as ``using R = ...``
+            return [Decl(self.loc(n), text(n.child_by_field_name("declarator")), _squash(text(n.child_by_field_name("type"))), frozenset({"using"}))]
         if t in ("break_statement", "continue_statement", "goto_statement", "comment", "type_definition",
                  "alias_declaration", "using_declaration", "static_assert_declaration", "preproc_call",
                  "preproc_def", "preproc_function_def", "namespace_alias_definition", "struct_specifier",

@@ -14,7 +14,7 @@ from typing import Callable
 
 from . import poly as P
 from .expr import UNKNOWN_CALLEE, Attr, Call, Cast, E, Load, Num, Op, Sym, TypeRef, atoms, children, flatten, has_within, num, operators, short, subtree_has, walk
-from .kernel import Assignment, KernelFacts
+from .kernel import Access, Assignment, KernelFacts
 
 EXP = {"exp", "expf", "__expf", "exp2", "exp2f", "__exp2f", "hexp", "h2exp", "hexp2", "h2exp2"}
 RSQRT = {"rsqrt", "rsqrtf", "__frsqrt_rn", "hrsqrt", "h2rsqrt"}
@@ -407,36 +407,27 @@ def residual_add(f: KernelFacts) -> list:
     stored there (``y = f(x) + r``, a residual or a residual branch's gradient added after the
     operation). A bias or a norm's affine shift is read per column, not at the output's element;
     an in-place ``C += ...`` reads the output itself: neither is this."""
-    def tensor(obj: int) -> bool:  # a kernel argument, not a register reinterpreted as pairs
-        return f.objects[obj].origin.startswith("param#") if obj in f.objects else False
-
-    def adds_residual(store, n: E) -> bool:
-        if type(n) is not Op or n.op != "+":
-            return False
-        for t in n.args:
-            src = _component_load(t)
-            if src is None or src.space != "global" or src.obj == store.obj or not tensor(src.obj):
-                continue
-            if P.add(f.accesses[src.access].poly, store.poly, -1):
-                continue  # read elsewhere than the element it is added into
-            if any(_reads_global(u, {src.obj, store.obj}) for u in n.args if u is not t):
-                return True
-        return False
-
-    return [st for st in f.accesses if st.space == "global" and st.kind == "store" and st.value is not None
-            and tensor(st.obj) and any(adds_residual(st, n) for n in operators(st.value))]
+    return _stores_adding(f, lambda load, store: not P.add(load.poly, store.poly, -1))
 
 
 def bias_vector_add(f: KernelFacts) -> list:
     """A vector broadcast over the output and added to it (``y[r, c] = t[r, c] + b[c]``): an
     addend loaded from a kernel argument at a subset of the output's coordinates (its offset
     reads only index atoms the store's offset reads, and is not the same element), next to
-    another input read at the output's element. A linear layer's bias added in an epilogue
-    kernel: its own operation beside a residual add or an activation."""
+    another input. A linear layer's bias added in an epilogue kernel: its own operation beside a
+    residual add or an activation."""
+    return _stores_adding(f, lambda load, store: bool(P.add(load.poly, store.poly, -1)) and atoms(load.off) < atoms(store.off))
+
+
+def _stores_adding(f: KernelFacts, placed: Callable[[Access, Access], bool]) -> list:
+    """Global stores into a kernel argument whose value adds a load of another kernel argument,
+    read where ``placed(load, store)`` says (an optional input, ``b ? b[c] : 0``, counts as its
+    load), to terms computed from other global data. Kernel arguments, not registers
+    reinterpreted as pairs; never the output itself (an in-place ``C += ...``)."""
     def tensor(obj: int) -> bool:
         return f.objects[obj].origin.startswith("param#") if obj in f.objects else False
 
-    def broadcast(store, n: E) -> bool:
+    def adds(store: Access, n: E) -> bool:
         if type(n) is not Op or n.op != "+":
             return False
         terms = flatten("+", n)
@@ -444,15 +435,14 @@ def bias_vector_add(f: KernelFacts) -> list:
             src = _component_load(_unless_absent(t))
             if src is None or src.space != "global" or src.obj == store.obj or not tensor(src.obj):
                 continue
-            load = f.accesses[src.access]
-            if not P.add(load.poly, store.poly, -1) or not atoms(load.off) < atoms(store.off):
+            if not placed(f.accesses[src.access], store):
                 continue
             if any(_reads_global(u, {src.obj, store.obj}) for u in terms if u is not t):
                 return True
         return False
 
     return [st for st in f.accesses if st.space == "global" and st.kind == "store" and st.value is not None
-            and tensor(st.obj) and any(broadcast(st, n) for n in operators(st.value))]
+            and tensor(st.obj) and any(adds(st, n) for n in operators(st.value))]
 
 
 def _unless_absent(e: E) -> E:

@@ -30,7 +30,7 @@ def _value_expr(v: object) -> E | None:
 class CudaProgram:
     language = "cuda"
 
-    def __init__(self, sources: list[CudaSource]):
+    def __init__(self, sources: list[CudaSource], scope=None):
         self.sources = sources
         self.aliases: dict[str, str] = {}
         self.types: dict[str, str] = {}
@@ -41,7 +41,7 @@ class CudaProgram:
         self.member_types_of: dict[str, dict[str, str]] = {}
         self.by_name: dict[str, list[CudaFunction]] = {}
         self.methods: dict[tuple[str, str], list[CudaFunction]] = {}
-        self.scope = file_scope(sources)
+        self.scope = scope if scope is not None else file_scope(sources)
         self.constant_nodes: dict[str, list[tuple[CudaSource, Node]]] = {}
         self.constant_text: dict[str, str] = {}
         for src in sources:

@@ -25,6 +25,7 @@ class ParsedSubmission:
     python: list[PySource] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     file_lines: dict[str, list[str]] = field(default_factory=dict)
+    scope: translation_units.Scope | None = None  # which CUDA files see which (None: no CUDA)
 
 
 def parse_files(files: list[SourceFile], display=str) -> ParsedSubmission:
@@ -52,7 +53,9 @@ def parse_files(files: list[SourceFile], display=str) -> ParsedSubmission:
                         cuda_texts.append((name, emb.text, dict(line_offset=emb.row, embedded=True, flat_line=emb.row + 1 if emb.flat else None)))
         except (RecursionError, ValueError, MemoryError) as exc:  # never let one file stop the rest
             parsed.warnings.append(f"{name}: could not be parsed ({type(exc).__name__})")
-    tables, defined = _macro_tables(cuda_texts)
+    if cuda_texts:
+        parsed.scope = translation_units.scope_of((name, text, bool(kwargs.get("embedded"))) for name, text, kwargs in cuda_texts)
+    tables, defined = _macro_tables(cuda_texts, parsed.scope)
     for name, source_text, kwargs in cuda_texts:
         try:
             src = parse_cuda(macros.expand(source_text, tables[name]), name, defined=defined[name], **kwargs)
@@ -64,25 +67,22 @@ def parse_files(files: list[SourceFile], display=str) -> ParsedSubmission:
     return parsed
 
 
-def _macro_tables(cuda_texts: list[tuple[str, str, dict]]) -> tuple[dict[str, dict[str, macros.Macro]], dict[str, set[str]]]:
+def _macro_tables(cuda_texts: list[tuple[str, str, dict]], scope) -> tuple[dict[str, dict[str, macros.Macro]], dict[str, set[str]]]:
     """The macro table of each CUDA file: the file's own ``#define`` lines first, then those of the
     files it sees (:func:`.translation_units.visibility`), then the shared ones (headers and
     embedded strings), so that a header's ``#define`` reaches the files that include it and a
     sibling program's ``#define STAGES 4`` does not reach ``main.cu``. Also the names each file
     sees defined outside any ``#if`` (what its ``#ifdef`` tests can rely on)."""
     texts: dict[str, list[str]] = {}
-    shared: list[str] = []
-    for name, text, kwargs in cuda_texts:
+    for name, text, _kwargs in cuda_texts:
         texts.setdefault(name, []).append(text)
-        if not translation_units.is_tu_root(name, bool(kwargs.get("embedded"))) and name not in shared:
-            shared.append(name)
-    visible = translation_units.visibility({n: "\n".join(ts) for n, ts in texts.items()})
     defined = {n: [macros.defines(t) for t in ts] for n, ts in texts.items()}
     always = {n: set().union(*(macros.unconditional_defines(t) for t in ts)) for n, ts in texts.items()}
     tables: dict[str, dict[str, macros.Macro]] = {}
     sure: dict[str, set[str]] = {}
     for name in texts:
-        order = [name] + sorted(visible[name] - {name}) + [s for s in shared if s not in visible[name]]
+        visible = scope.visible[name]
+        order = [name] + sorted(visible - {name}) + [s for s in scope.shared if s not in visible]
         tables[name] = macros.collect([t for n in order for t in texts[n]], [d for n in order for d in defined[n]])
         sure[name] = set().union(*(always[n] for n in order))
     return tables, sure

@@ -82,12 +82,8 @@ def _sites_of(fn: CudaFunction, sites: list[tuple[CudaFunction, object]], kernel
     """The launch sites that reach this definition of a kernel name: a site whose file sees a
     definition of the name reaches that one only (see :meth:`.facts.build.HostIndex.of`)."""
     defs = {k.source.file for k in kernels if k.name == fn.name}
-    out = []
-    for host_fn, site in sites:
-        seen = {d for d in defs if scope.sees(host_fn.source.file, d)}
-        if fn.source.file in seen or (not seen and not fn.template_params):
-            out.append((host_fn, site))
-    return out
+    return [(host_fn, site) for host_fn, site in sites
+            if scope.reaches(host_fn.source.file, fn.source.file, defs, bool(fn.template_params))]
 
 
 def _template_envs(fn: CudaFunction, sites: list[tuple[CudaFunction, object]], base: dict[str, object]) -> list[dict[str, object]]:
@@ -126,7 +122,7 @@ def cuda_units(parsed: ParsedSubmission, py_reach: set[str], has_python: bool, p
     for f in funcs:
         by_name.setdefault(f.name, []).append(f)
     launched, sites = _cuda_launched(parsed, py_reach, has_python)
-    scope = program.scope if program is not None else file_scope(parsed.cuda)
+    scope = program.scope if program is not None else (parsed.scope or file_scope(parsed.cuda))
     kernels = [f for f in funcs if f.is_kernel]
     base = _cuda_file_constants(parsed)
     units: list[KernelUnit] = []

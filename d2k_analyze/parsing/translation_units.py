@@ -76,28 +76,44 @@ def visibility(texts: dict[str, str]) -> dict[str, frozenset[str]]:
 
 class Scope:
     """Ranks a name's definitions for the code of one file: those the file sees, then shared
-    ones (headers, embedded strings), then the rest (other translation units)."""
+    ones (headers, embedded strings; in the order the submission lists them), then the rest
+    (other translation units)."""
 
-    def __init__(self, visible: dict[str, frozenset[str]], shared: set[str]):
+    def __init__(self, visible: dict[str, frozenset[str]], shared: list[str]):
         self.visible = visible
         self.shared = shared
+        self._shared = set(shared)
 
     def rank(self, near: str, file: str) -> int:
         if not near or file == near or file in self.visible.get(near, ()):
             return 0
-        return 1 if file in self.shared else 2
+        return 1 if file in self._shared else 2
 
     def sees(self, near: str, file: str) -> bool:
         """Whether code in ``near`` can see a definition in ``file`` without linking."""
         return self.rank(near, file) < 2
 
+    def reaches(self, site: str, definition: str, definitions: set[str], template: bool) -> bool:
+        """Whether a launch in file ``site`` reaches the kernel defined in ``definition``, one
+        of the files ``definitions`` defining that name: the definition the site sees, or, when
+        it sees none (``main.cu`` launching an ``extern`` kernel), every one that is not a
+        template (another file's template is out of reach of an ``extern`` declaration)."""
+        seen = {d for d in definitions if self.sees(site, d)}
+        return definition in seen or (not seen and not template)
+
+
+def scope_of(entries) -> Scope:
+    """The scope of a submission's CUDA texts, given as (file, text, embedded) in submission
+    order; several texts of one file (the CUDA strings of one Python module) are one file."""
+    texts: dict[str, str] = {}
+    shared: list[str] = []
+    for name, text, embedded in entries:
+        texts[name] = texts.get(name, "") + "\n" + text
+        if not is_tu_root(name, embedded) and name not in shared:
+            shared.append(name)
+    return Scope(visibility(texts), shared)
+
 
 def file_scope(sources) -> Scope:
-    """The scope of a parsed submission's CUDA sources (:class:`.cuda.CudaSource` objects)."""
-    texts: dict[str, str] = {}
-    shared: set[str] = set()
-    for src in sources:
-        texts[src.file] = texts.get(src.file, "") + "\n" + src.text
-        if not is_tu_root(src.file, src.embedded):
-            shared.add(src.file)
-    return Scope(visibility(texts), shared)
+    """The scope of parsed CUDA sources (:class:`.cuda.CudaSource` objects)."""
+    return scope_of((src.file, src.text, src.embedded) for src in sources)

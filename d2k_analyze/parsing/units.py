@@ -20,7 +20,7 @@ def build_units(parsed: ParsedSubmission) -> list[KernelUnit]:
     from ..facts.program import CudaProgram, PyProgram
 
     py_reach, _has_entry = python_reachable(parsed)
-    cuda = CudaProgram(parsed.cuda) if parsed.cuda else None
+    cuda = CudaProgram(parsed.cuda, parsed.scope) if parsed.cuda else None
     py = PyProgram(parsed.python) if parsed.python else None
     host = HostIndex(cuda, py, parsed.file_lines)
     units = cuda_units(parsed, py_reach, bool(parsed.python), cuda, host) + triton_units(parsed, py_reach, py, host)

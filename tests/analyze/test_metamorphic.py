@@ -182,6 +182,23 @@ def test_rename_finds_every_kind_of_declaration():
     assert "threadIdx.x" in renamed and "kern(" in renamed and "kPad" not in renamed and "smem" not in renamed
 
 
+def test_rename_leaves_a_library_template_named_like_a_user_typedef():
+    """``typedef cub::BlockReduce<float, 128> BlockReduce;``: the user's alias is renamed, the
+    library template it names is not (renaming it would make a different program)."""
+    text = """
+    template <int N> __global__ void k(const float* x, float* y) {
+      typedef cub::BlockReduce<float, N> BlockReduce;
+      __shared__ typename BlockReduce::TempStorage tmp;
+      float v = BlockReduce(tmp).Reduce(x[threadIdx.x], cub::Sum());
+      if (threadIdx.x == 0) y[blockIdx.x] = v;
+    }
+    """
+    decl = cpp.declarations(cpp.parse(text).root_node)
+    renamed = rename.rename_cpp(text, decl, {n: f"v{i}" for i, n in enumerate(sorted(decl.all()))})
+    assert "cub::BlockReduce<float" in renamed
+    assert renamed.count("BlockReduce") == 1  # the alias and its two uses are renamed
+
+
 def test_define_to_constexpr_compiles(tmp_path):
     """The #define -> constexpr direction (the corpus has no #define): output compiles."""
     text = "#define BLOCK 128\n#define PAD (BLOCK / 16)\n__global__ void k(float* x) {\n" \

@@ -201,8 +201,11 @@ def local_includes(root: Node) -> list[str]:
 
 def library_qualified(leaf: Node, user: set[str]) -> bool:
     """True for the name part of ``lib::name`` where ``lib`` is not declared in the submission
-    (``at::kBFloat16`` stays even when the kernel file has its own ``kBFloat16``)."""
+    (``at::kBFloat16`` stays even when the kernel file has its own ``kBFloat16``; so does
+    ``cub::BlockReduce<T, N>`` when the kernel names its own typedef ``BlockReduce``)."""
     p = leaf.parent
+    if p is not None and p.type == "template_type" and p.child_by_field_name("name") == leaf:
+        leaf, p = p, p.parent  # the template's name: the qualified name is around the template
     if p is None or p.type != "qualified_identifier" or p.child_by_field_name("name") != leaf:
         return False
     scope = p.child_by_field_name("scope")
