@@ -117,11 +117,25 @@ def _pair_merge(assign) -> bool:
 
 
 def _merged_partials(e) -> bool:
-    """A sum over partial sums each rescaled to the common max: sum(s_i * exp(m_i - max(m)))."""
+    """A sum over partial sums each rescaled to the common max: sum(s_i * exp(m_i - max(m))),
+    where the m_i are statistics read back from memory (each split's max or log-sum-exp). A
+    one-block softmax weighting values by exp(s - max(s)) of scores it computed itself (a decode
+    kernel's P·V over one KV block) is the same shape, but nothing running is merged there."""
     for n in walk(e):
         if isinstance(n, Call) and n.fn.startswith("tl.") and n.fn.endswith("sum") and n.args:
             for p in walk(n.args[0]):
-                if isinstance(p, Op) and p.op == "*" and any(rescale_exps(x) for x in flatten("*", p)):
+                if isinstance(p, Op) and p.op == "*" and any(_rescales_stored_stats(x) for x in flatten("*", p) if rescale_exps(x)):
+                    return True
+    return False
+
+
+def _rescales_stored_stats(x) -> bool:
+    """``exp(m_i - max(m))`` whose m_i is a loaded value (a folded scale aside)."""
+    for n in walk(x):
+        if isinstance(n, Op) and n.op == "-" and len(n.args) == 2:
+            a, b = n.args
+            for stat, peak in ((a, b), (b, a)):
+                if _is_max_of(peak, stat) and isinstance(_unscaled(stat), Load):
                     return True
     return False
 

@@ -28,7 +28,7 @@ from .expr import (ONE, UNKNOWN_CALLEE, ZERO, Attr, Call, Cast, E, Index, Lambda
                    atoms, flatten, num, order_key, rewrite, short, size, walk)
 from .ir import Asm, Assign, Decl, ExprStmt, Func, If, Loc, Loop, Return, Stmt
 from .kernel import Access, AsmFact, Assignment, KernelFacts, LoopFact, Obj
-from .types import base_type, size_of, vector_members
+from .types import base_type, size_of, top_level_arguments, vector_members
 
 MAX_STATEMENTS = 40_000  # per kernel unit, inlined code included
 MAX_DEPTH = 8  # inlining depth
@@ -155,7 +155,12 @@ class Interp:
 
     def addressed_cell(self, pointer: E) -> Cell | None:
         """The local a pointer value points at (``&warp_mean`` handed to a helper that writes
-        ``*mean``): writes and reads through it are the local itself, not memory."""
+        ``*mean``): writes and reads through it are the local itself, not memory. A helper
+        written for ``n`` values (``*(p + i)`` in a loop to ``n``) and handed one scalar reads
+        and writes that scalar: the only offset a pointer to one local can take is 0."""
+        if isinstance(pointer, Op) and pointer.op == "+":
+            cells = [a for a in pointer.args if isinstance(a, Sym) and a.key.startswith("addr#")]
+            return self.addressed_cell(cells[0]) if len(cells) == 1 else None
         if isinstance(pointer, Sym) and pointer.key.startswith("addr#"):
             try:
                 return self.cell_index.get(int(pointer.key[5:]))
@@ -547,6 +552,10 @@ class Interp:
             target = self.addressed_cell(self.ev(e.args[0], loc))
             if target is not None:
                 return target
+        if isinstance(e, Index) and len(e.idx) == 1 and self.lang == "cuda":
+            target = self.addressed_cell(self.ev(e.base, loc))
+            if target is not None:
+                return target
         if isinstance(e, Attr):
             base = self.lvalue_cell(e.base, loc)
             if base is not None and not isinstance(base.value, Ptr):
@@ -788,6 +797,9 @@ class Interp:
             return builtins.py_index(self, base, [self.ev(i, loc) for i in e.idx], loc)
         if isinstance(base, Attr) and isinstance(base.base, Load) and self.register_array(base):
             return base.base  # ``P p = src[i]; p.v[e]``: an element of that loaded copy, not a new load
+        local = self.addressed_cell(base) if len(e.idx) == 1 else None
+        if local is not None:
+            return local.value  # ``v[j]`` through a pointer to one local is that local
         ptr = self.index_ptr(base, [self.ev(i, loc) for i in e.idx], loc, final=False)
         if ptr is None:
             return Sym("index", atoms(base))
@@ -930,7 +942,7 @@ class Interp:
         cell = self.lookup(e.fn) if "." not in e.fn else None
         if cell is not None:  # a local called like a function: a lambda, a functor, a CuTe tensor view
             owner = base_type(cell.type).split("<")[0].replace("::", ".").split(".")[-1].strip() if cell.type else ""
-            functor = self.p.method(owner, "operator()", self.caller_file()) if owner and self.p.is_struct(owner) else None
+            functor = self.p.method(owner, "operator()", self.caller_file(), self.type_arguments(cell.type)) if owner and self.p.is_struct(owner) else None
             if functor is not None:  # an object of a user struct: its call operator, on its members
                 return self.inline(functor, list(e.args), loc, this=Name(e.fn))
             return self.call_value(cell.value, list(e.args), loc, e)
@@ -1096,6 +1108,15 @@ class Interp:
             member = self.member_alias(m.group(1), m.group(2), m.group(3))
             return t[:m.start()] + member + t[m.end():] if member else t
         return t.replace(b, alias) if alias else t
+
+    def type_arguments(self, t: str) -> tuple[str, ...] | None:
+        """The template arguments of a declared type, each resolved under the current bindings
+        (``Op<scalar2_t, Kind::kMul>`` -> ``("half2|__nv_bfloat162", "Kind::kMul")``)."""
+        b = base_type(t)
+        if "<" not in b:
+            return None
+        inner = b[b.index("<"):b.rindex(">") + 1] if ">" in b else ""
+        return tuple(base_type(self.resolve_type(a)) for a in top_level_arguments(inner)) or None
 
     def bound_member_type(self, struct: str, member: str) -> str | None:
         """A member type alias of a user struct a template parameter is bound to, with the

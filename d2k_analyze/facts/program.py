@@ -5,6 +5,7 @@ alias) and lowering functions on first use."""
 from __future__ import annotations
 
 import re
+from itertools import product
 
 from ..parsing.cuda import CudaFunction, CudaSource
 from ..parsing.liveness import UNKNOWN, literal_value
@@ -12,6 +13,7 @@ from ..parsing.python import PyFunction, PySource, resolve_reference
 from ..parsing.treesitter import Node, of_types_unordered, text, walk
 from .expr import E, Name, Num, Str, Sym, TypeRef
 from .ir import Func
+from .types import top_level_arguments
 from .lower_cuda import CudaLowering
 from .lower_python import PythonLowering, imports
 from ..parsing.translation_units import file_scope
@@ -35,6 +37,7 @@ class CudaProgram:
         self.aliases: dict[str, str] = {}
         self.types: dict[str, str] = {}
         self.member_types: dict[str, str] = {}
+        self.partials: dict[str, list[tuple[str, tuple[str, ...]]]] = {}  # struct -> (spelling, its parameters)
         self.structs: set[str] = set()
         self.fields: dict[str, list[str]] = {}
         self.arrays: dict[str, set[str]] = {}
@@ -48,6 +51,8 @@ class CudaProgram:
             self.aliases.update(src.namespace_aliases)
             self.types.update(src.type_aliases)
             self.member_types.update(src.member_types)
+            for spelled, params in src.partial_specialisations.items():
+                self.partials.setdefault(spelled.split("<")[0], []).append((spelled, params))
             self.structs |= set(src.struct_templates)
             for sname, members in src.struct_fields.items():
                 self.fields.setdefault(sname, members)
@@ -138,8 +143,14 @@ class CudaProgram:
                 return func
         return None
 
-    def method(self, owner: str, name: str, near: str = "") -> Func | None:
+    def method(self, owner: str, name: str, near: str = "", targs: tuple[str, ...] | None = None) -> Func | None:
+        """``owner``'s method ``name``; with the object's template arguments (``targs``, resolved
+        types or values), the one of the struct specialisation they select: ``Op<float, kMul>``
+        calls the ``kMul`` specialisation's ``operator()``, not the first one defined."""
         fns = self.methods.get((owner, name))
+        if fns and targs:
+            fitting = [f for f in fns if _serves(f, targs)]
+            fns = sorted(fitting, key=lambda f: len(f.owner_params))[:1] or fns if any(f.owner_spelling for f in fns) else fns
         return self.lower(min(fns, key=lambda f: self.scope.rank(near, f.source.file))) if fns else None
 
     def method_by_name(self, name: str, nargs: int) -> Func | None:
@@ -188,16 +199,50 @@ class CudaProgram:
         return self.types.get(name)
 
     def member_type(self, struct: str, args: tuple[str, ...], member: str) -> str | None:
-        """``Traits<args>::member``: the explicit specialisation for exactly these (resolved)
-        arguments if the sources have one, else the primary template's member alias."""
+        """``Traits<args>::member``: the specialisation these (resolved) arguments select, explicit
+        or partial (``template <typename T> struct Op<T, kSum>``, its parameters bound from the
+        arguments), else the primary template's member alias. A namespace qualifier is not part
+        of the struct's name, and an argument bound to several types (``at::Half|at::BFloat16``
+        from a dtype dispatch) selects for each: the answer is every type they select."""
+        struct = struct.split("::")[-1].strip()
+        if args:
+            found = [self._specialised_member(struct, combo, member) for combo in product(*(a.split("|") for a in args))]
+            if found and all(found):
+                return "|".join(dict.fromkeys(found))
+        return self.member_types.get(f"{struct}::{member}")
+
+    def _specialised_member(self, struct: str, args: tuple[str, ...], member: str) -> str | None:
         hit = self.member_types.get(f"{struct}<{','.join(args)}>::{member}")
-        return hit if hit is not None else self.member_types.get(f"{struct}::{member}")
+        if hit is not None:
+            return hit
+        for spelled, params in self.partials.get(struct, ()):
+            pattern = top_level_arguments(spelled[len(struct):])
+            if len(pattern) != len(args) or not all(p == a or p in params for p, a in zip(pattern, args)):
+                continue
+            alias = self.member_types.get(f"{spelled}::{member}")
+            if alias is not None:
+                bound = {p: a for p, a in zip(pattern, args) if p in params}
+                return re.sub(r"[A-Za-z_]\w*", lambda m: bound.get(m.group(0), m.group(0)), alias)
+        return None
 
     def kernels(self) -> list[CudaFunction]:
         return [f for fns in self.by_name.values() for f in fns if f.is_kernel]
 
 
 _MISSING = object()
+
+
+def _serves(fn: CudaFunction, targs: tuple[str, ...]) -> bool:
+    """A method of a specialisation whose pattern these arguments fit: each position equal, one
+    of the specialisation's own parameters, or an argument that was not resolved (any of the
+    alternatives of a dispatched ``a|b`` type). A method of the primary template fits nothing
+    here: a fitting specialisation is preferred, and the caller falls back to all."""
+    if not fn.owner_spelling:
+        return False
+    pattern = top_level_arguments(fn.owner_spelling[fn.owner_spelling.index("<"):])
+    if len(pattern) != len(targs):
+        return False
+    return all(p == a or p in fn.owner_params or p in a.split("|") for p, a in zip(pattern, ("".join(t.split()) for t in targs)))
 
 
 def _memoised(memo: dict, key, compute):

@@ -82,7 +82,10 @@ def vector_members(t: str) -> tuple[list[str], str]:
 
 
 def is_vector(t: str, resolve=None) -> bool:
-    """A type that moves several scalars in one access."""
+    """A type that moves several scalars in one access (a type bound once per dispatched dtype,
+    ``half2|__nv_bfloat162``, when every alternative does)."""
+    if "|" in t:
+        return all(is_vector(alt, resolve) for alt in t.split("|"))
     b = base_type(t)
     short = b.split("::")[-1]
     if b in VECTOR or short in VECTOR:
@@ -103,3 +106,17 @@ def is_low_precision(t: str) -> bool:
 
 def is_float32(t: str) -> bool:
     return base_type(t) in ("float", "float32", "tl.float32", "fp32")
+
+
+def top_level_arguments(angled: str) -> list[str]:
+    """``<T,ReduceType::kMax>`` -> ``["T", "ReduceType::kMax"]`` (commas inside nested brackets kept)."""
+    inner, depth, parts, cur = angled.strip()[1:-1], 0, [], ""
+    for ch in inner:
+        depth += ch in "<(["
+        depth -= ch in ">)]"
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur.strip()] if cur.strip() else parts

@@ -59,6 +59,10 @@ class CudaFunction:
     # (branches) and helper-template folding (calls) need not walk the body again.
     body_nodes: dict[str, list[Node]] = field(default_factory=dict)
     template_node: Node | None = None
+    # a method of a struct specialisation: its spelling (``Op<T,T,T,Kind::kMul>``) and that
+    # specialisation's own template parameters (``("T",)``): which instantiations it serves
+    owner_spelling: str = ""
+    owner_params: tuple[str, ...] = ()
 
     @property
     def specialization(self) -> str:
@@ -110,6 +114,8 @@ class CudaSource:
     # ``Traits<16>::Type`` / ``Traits::Type`` (a specialisation's or the primary template's member
     # alias, its arguments written without spaces) -> the aliased type
     member_types: dict[str, str] = field(default_factory=dict)
+    # partial specialisations: ``Trait<T,2>`` -> its own template parameters (``("T",)``)
+    partial_specialisations: dict[str, tuple[str, ...]] = field(default_factory=dict)
     namespace_aliases: dict[str, str] = field(default_factory=dict)  # namespace cg = cooperative_groups;
     attributes: list[tuple[int, str]] = field(default_factory=list)  # (row, text) blanked attributes
     pragmas: list[tuple[int, int, str]] = field(default_factory=list)  # (row, byte offset, text)
@@ -328,6 +334,8 @@ def _collect_struct(node: Node, src: CudaSource, template: Node | None, extern_c
         return
     sname = text(name).split("<")[0]
     spelled = "".join(text(name).split())  # ``Traits<16>`` for an explicit specialisation
+    if "<" in spelled and template is not None and _template_params(template):
+        src.partial_specialisations[spelled] = tuple(p for p, _ in _template_params(template))
     for member in body.named_children:
         if member.type in ("alias_declaration", "type_definition"):
             alias = member.child_by_field_name("name") or next(iter(member.children_by_field_name("declarator")), None)
@@ -338,10 +346,14 @@ def _collect_struct(node: Node, src: CudaSource, template: Node | None, extern_c
     src.struct_fields[sname] = _data_members(body)
     src.struct_arrays[sname] = _array_members(body)
     src.struct_member_types[sname] = _member_types(body)
+    first = len(src.functions)
     _collect(body, src, None, extern_c, sname)
     for fn in src.functions:
         if fn.owner == sname and template is not None and not fn.template_params:
             fn.template_params = _template_params(template)
+    if "<" in spelled:
+        for fn in src.functions[first:]:
+            fn.owner_spelling, fn.owner_params = spelled, tuple(p for p, _ in _template_params(template))
 
 
 def _data_members(body: Node) -> list[str]:

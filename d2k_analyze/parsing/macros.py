@@ -84,9 +84,9 @@ def defines(text: str) -> dict[str, Macro]:
         variadic = False
         if params is not None:
             names = [p.strip() for p in params[1:-1].split(",") if p.strip()]
-            if names and names[-1] == "...":
-                variadic = True
-                names[-1] = "__VA_ARGS__"
+            if names and names[-1].endswith("..."):
+                variadic = True  # `...` binds __VA_ARGS__; GNU's named `ARGS...` binds ARGS
+                names[-1] = names[-1][:-3].strip() or "__VA_ARGS__"
             plist = tuple(names)
         found.setdefault(name, Macro(name, plist, body, variadic))
     return found
@@ -185,7 +185,7 @@ def _substitute(macro: Macro, args: list[str]) -> str:
         args = []
     binding: dict[str, str] = {}
     for i, p in enumerate(macro.params):
-        if p == "__VA_ARGS__":
+        if p == "__VA_ARGS__" or (macro.variadic and i == len(macro.params) - 1):
             binding[p] = ", ".join(args[i:])
         else:
             binding[p] = args[i] if i < len(args) else ""
@@ -208,7 +208,7 @@ def _bind_words(parts: tuple[str, ...], binding: dict[str, str]) -> str:
     return "".join(binding.get(p, p) if i % 2 else p for i, p in enumerate(parts))
 
 
-_STRINGIZE = re.compile(r"#\s*([A-Za-z_]\w*)")
+_STRINGIZE = re.compile(r"(?<!#)#(?!#)\s*([A-Za-z_]\w*)")  # `#x`, not the `##` of a paste
 _WORD = re.compile(r"\b([A-Za-z_]\w*)\b")
 _PASTE = re.compile(r"\s*##\s*")
 _IDENT = re.compile(r"[A-Za-z_]\w*")

@@ -427,11 +427,29 @@ def _is_main_guard(node: Node) -> bool:
     return cond is not None and "__name__" in text(cond)
 
 
+_COMPOUND = ("if_statement", "try_statement", "with_statement")
+_CLAUSES = ("elif_clause", "else_clause", "except_clause", "except_group_clause", "finally_clause")
+
+
+def module_statements(root: Node):
+    """The statements Python runs at import, with ``if`` / ``try`` / ``with`` blocks opened: a
+    kernel defined under ``if HAS_TRITON:`` or ``try: import triton`` is a module-level kernel.
+    Every branch is kept, since which one runs is decided at import time, not in the source."""
+    for child in root.children:
+        if child.type not in _COMPOUND or _is_main_guard(child):
+            yield child
+            continue
+        for part in child.children:
+            blocks = [part] if part.type == "block" else [b for b in part.children if b.type == "block"] if part.type in _CLAUSES else []
+            for block in blocks:
+                yield from module_statements(block)
+
+
 def parse_python(source_text: str, file: str) -> PySource:
     tree, data = parse("python", source_text)
     src = PySource(file, source_text, data, tree)
     root = tree.root_node
-    for child in root.children:
+    for child in module_statements(root):
         if child.type in ("function_definition", "decorated_definition", "class_definition"):
             _collect_defs(child, src, "", [])
             continue

@@ -44,3 +44,16 @@ def test_a_define_inside_a_function_body_is_blanked_after_expansion():
     assert out[3] == out[4] == out[6] == ""  # the body's define, its continuation and the undef
     assert out[5].strip() == "else if (n <= (32)) { return 32; }"
     assert out[7].strip() == "return 1;"
+
+
+def test_a_paste_onto_the_variadic_arguments_is_not_a_stringize():
+    # `##__VA_ARGS__`: the second `#` of the paste must not stringize the arguments
+    src = "#define WIDE(...) wide_##__VA_ARGS__\nWIDE(step<float, 4><<<g, b>>>(p, n));"
+    assert _expanded(src) == "wide_step<float, 4><<<g, b>>>(p, n);"
+
+
+def test_a_named_variadic_parameter_takes_the_remaining_arguments():
+    # GNU `rest...`: bound to every argument from its position on, or to nothing
+    src = "#define SPEC(K, V, rest...) template <rest> struct Map<K> { using T = V; };\nSPEC(int, float2, typename A, int B) SPEC(char, short)"
+    assert _expanded(src) == ("template <typename A, int B> struct Map<int> { using T = float2; }; "
+                              "template <> struct Map<char> { using T = short; };")

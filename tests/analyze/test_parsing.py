@@ -125,6 +125,40 @@ def test_triton_units_helpers_and_launch_constants(make_units):
     assert not units["dead_kernel"].launched  # launched only from the __main__ block
 
 
+def test_kernels_defined_under_import_guards_are_module_kernels(make_units):
+    """``if HAS_TRITON:`` / ``try: ... except ImportError`` blocks run at import: what they define
+    is a module-level kernel, launched by the wrapper defined beside it."""
+    units = {u.name: u for u in make_units({"ops.py": '''
+        try:
+            import triton
+            import triton.language as tl
+            OK = True
+        except ImportError:
+            OK = False
+
+        if OK:
+            @triton.jit
+            def scale_rows(p, q, n, B: tl.constexpr):
+                offs = tl.program_id(0) * B + tl.arange(0, B)
+                v = tl.load(p + offs, mask=offs < n)
+                tl.store(q + offs, tl.sigmoid(v) * v, mask=offs < n)
+
+            with open(__file__):
+                @triton.jit
+                def never_used(p):
+                    tl.store(p, 1.0)
+
+            def apply(x, y):
+                scale_rows[(4,)](x, y, x.numel(), B=256)
+        else:
+            def apply(x, y):
+                y.copy_(x)
+    '''})}
+    assert set(units) == {"scale_rows", "never_used"}
+    assert units["scale_rows"].launched and units["scale_rows"].launch_constants["B"] == 256
+    assert not units["never_used"].launched
+
+
 def test_autotune_applied_as_a_call(make_units):
     [unit] = make_units({"submission.py": '''
         import triton
