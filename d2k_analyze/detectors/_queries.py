@@ -50,6 +50,24 @@ def loads_in(f: KernelFacts, e: E) -> list[Access]:
     return [f.accesses[n.access] for n in walk(e) if isinstance(n, Load) and n.access < len(f.accesses)]
 
 
+def swept_down(f: KernelFacts) -> set[int]:
+    """Shared objects a Blelloch down-sweep walks: inside a loop, an element is overwritten by a
+    plain copy of another element of the same array a thread-independent distance away
+    (``t = s[j]; s[j] = s[j + d]; s[j + d] += t``). A reduction tree only ever combines into an
+    element; a scan's down-sweep also moves partial sums back down."""
+    out: set[int] = set()
+    for a in f.accesses:
+        if a.space != "shared" or a.kind != "store" or not a.loops or not isinstance(a.value, Load):
+            continue
+        src = f.accesses[a.value.access] if a.value.access < len(f.accesses) else None
+        if src is None or src.obj != a.obj:
+            continue
+        d = P.add(src.poly, a.poly, -1)
+        if d and not P.mentions(d, "tid") and not P.mentions(d, "lane"):
+            out.add(a.obj)
+    return out
+
+
 def triton_reductions(f: KernelFacts) -> list[CallFact]:
     return [c for c in f.calls if c.fn.startswith("tl.") and c.short in TL_REDUCTIONS]
 

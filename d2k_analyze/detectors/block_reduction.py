@@ -16,7 +16,9 @@ at one thread-dependent offset, read back at another, as in a transpose ``s[x][y
 ``cub::BlockReduce``.
 
 ## Not to be confused with
-Warp-only reductions, a serial loop by one thread, shared-memory atomics; Triton ``tl.sum``
+A Blelloch scan, whose up-sweep is the same tree but whose down-sweep then copies partial sums
+back down the array (a shared element overwritten by another element of it);
+warp-only reductions, a serial loop by one thread, shared-memory atomics; Triton ``tl.sum``
 (the compiler lowers it: not decidable from source).
 """
 
@@ -25,7 +27,7 @@ from ..facts.expr import Call, Load, atoms, walk
 from ..facts.ops import source_load
 from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, not_applicable, present
-from ._queries import SHUFFLES, is_call, loads_in, thread_dependent, triton_reductions
+from ._queries import SHUFFLES, is_call, loads_in, swept_down, thread_dependent, triton_reductions
 from .warp_shuffle_reduction import shuffle_reductions
 
 def _compiled(ir: TritonIR) -> Reading:
@@ -71,7 +73,8 @@ def _tree_steps(f) -> list:
 def cuda(f):
     if any("BlockReduce" in n for n in f.lib_names) or any("BlockReduce" in c.fn for c in f.calls):
         return present([c for c in f.calls if "BlockReduce" in c.fn or c.short in ("Reduce", "Sum")][:2] or [f.loc], "cub::BlockReduce")
-    steps = _tree_steps(f)
+    swept = swept_down(f)  # a Blelloch scan's up-sweep is a tree too, but its result is a scan
+    steps = [s for s in _tree_steps(f) if s.obj not in swept]
     looped = [s for s in steps if s.loops and any(f.loops[l].update in ("shr", "div", "mul", "other") for l in s.loops)]
     unrolled = {P.show(P.add(src.poly, s.poly, -1)) for s in steps for src in loads_in(f, s.value) if src.obj == s.obj}
     if looped or len(unrolled) >= 2:

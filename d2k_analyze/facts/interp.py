@@ -948,6 +948,8 @@ class Interp:
             return self.call_value(cell.value, list(e.args), loc, e)
         for fr in reversed(self.frames):
             bound = fr.tbind.get(e.fn)
+            if isinstance(bound, TypeRef) and self.lang == "cuda" and (target := self.function_argument(bound.name, e)) is not None:
+                return self.call(target, loc)  # ``ACT_FN(x)`` with ``ACT_FN = silu<T>``: that function
             if isinstance(bound, TypeRef):
                 return self.call_value(bound, list(e.args), loc, e)
             if isinstance(bound, Sym) and bound.key.startswith("tparam#") and len(e.args) == 1:
@@ -977,6 +979,16 @@ class Interp:
             # whatever ``f`` is): an anonymous call keeps the arguments and drops the name
             return Call(UNKNOWN_CALLEE, tuple(self.ev(a, loc) for a in e.args))
         return builtins.library_call(self, e, loc)
+
+    def function_argument(self, name: str, e: Call) -> Call | None:
+        """A function template argument (``template <T (*F)(const T&)>`` launched with
+        ``silu<float>``) called in the body: the call of that function with its own template
+        arguments, when the program defines it."""
+        base = name.split("<")[0].strip()
+        if not base.isidentifier() or self.p.function(base, len(e.args), self.caller_file()) is None:
+            return None
+        targs = tuple(TypeRef(a) for a in top_level_arguments(name[len(name.split("<")[0]):])) if "<" in name else ()
+        return Call(base, e.args, e.kw, targs)
 
     def run_combine(self, e: Call, loc: Loc) -> None:
         """``tl.reduce(xs, axis, combine)`` / ``tl.associative_scan``: the jit combine function runs

@@ -332,7 +332,9 @@ def _different(f: KernelFacts, a: Load, b: Load) -> bool:
 
 def _negated(a: E) -> E | None:
     """x of -x, or of -x scaled by a positive constant (exp2(-x * log2 e) is exp(-x)), or of x
-    scaled by a negative constant."""
+    scaled by a negative constant; a conversion around it (``expf(float(-x))``) is no change."""
+    if isinstance(a, Cast):
+        return _negated(a.arg)
     if isinstance(a, Op) and a.op == "neg":
         return a.args[0]
     if not (isinstance(a, Op) and a.op == "*"):
@@ -376,10 +378,14 @@ def _input_load(f: KernelFacts, e: E) -> Load | None:
 
 
 def _unpacked_locals(f: KernelFacts) -> dict[int, Load]:
-    """Local arrays whose every store is a conversion of a load of one global object -> that load."""
+    """Local arrays whose every store is a conversion of a load of one global object -> that load.
+    A store that updates the array from its own elements (``x[i] += r[i]``, ``x[i] = add(x[i],
+    r[i])``: a residual added in place in the registers) does not change where it was filled from."""
     sources: dict[int, list] = {}
     for a in f.accesses:
         if a.space == "local" and a.kind in ("store", "rmw"):
+            if a.value is not None and any(type(n) is Load and n.obj == a.obj for n in walk(a.value)):
+                continue
             sources.setdefault(a.obj, []).append(_component_load(a.value) if a.value is not None else None)
     out = {}
     for obj, loads in sources.items():

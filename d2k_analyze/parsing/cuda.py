@@ -192,12 +192,22 @@ def _template_params(tmpl: Node | None) -> list[tuple[str, str]]:
     plist = tmpl.child_by_field_name("parameters")
     for p in plist.named_children if plist is not None else []:
         names = [c for c in p.children if c.type in ("identifier", "type_identifier")]
+        declared = _innermost_identifier(p.child_by_field_name("declarator"))
+        if declared is not None and p.type == "parameter_declaration":
+            names = [declared]  # ``T (*ACT)(const T&)``: the parameter is ACT, not its type T
         if not names:
             continue
         name = text(names[-1]) if p.type != "optional_parameter_declaration" else text(p.child_by_field_name("declarator") or names[-1])
         default = p.child_by_field_name("default_value") or p.child_by_field_name("default_type")
         out.append((name, text(default)))
     return out
+
+
+def _innermost_identifier(d: Node | None) -> Node | None:
+    """The name a declarator declares, through pointer, function and parenthesised declarators."""
+    while d is not None and d.type != "identifier":
+        d = d.child_by_field_name("declarator") or next((c for c in d.named_children if c.type.endswith("declarator") or c.type == "identifier"), None)
+    return d
 
 
 def _params(defn: Node) -> list[tuple[str, str]]:
