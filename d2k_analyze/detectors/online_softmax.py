@@ -72,7 +72,11 @@ def _unscaled(e):
 def _is_max_of(m, a) -> bool:
     """``m`` is a maximum taken over ``a`` (and others): max(a, b), tl.max(a), a reduced max."""
     if isinstance(m, Op) and m.op == "max":
-        return a in flatten("max", m)
+        terms = flatten("max", m)
+        if a in terms:
+            return True
+        # a max over part of the same terms: max(x, y, z) is also the max of max(x, z) and y
+        return isinstance(a, Op) and a.op == "max" and all(t in terms for t in flatten("max", a)) and len(terms) > len(flatten("max", a))
     if isinstance(m, Call) and m.fn.startswith(("tl.", "cg.")) and m.fn.endswith("max") and m.args:
         return m.args[0] == a or a in flatten("max", m.args[0])
     return False
@@ -110,9 +114,11 @@ def _rescaled_under_new_max(e, guards) -> bool:
     return False
 
 
-def _pair_merge(assign) -> bool:
+def _pair_merge(assign, f=None) -> bool:
+    """``s_a * exp(m_a - m) + s_b * exp(m_b - m)``; with the kernel's facts, a running max read
+    back from memory twice (``max(sMax[r], m_b)`` and ``exp(sMax[r] - ...)``) is one value."""
     terms = flatten("+", assign.new)
-    scaled = [t for t in terms if rescale_exps(t)]
+    scaled = [t for t in terms if rescale_exps(t, f)]
     return len(scaled) >= 2
 
 
@@ -182,7 +188,7 @@ def _smaller_partial_rescaled(assign) -> bool:
 @RULE.both
 def detect(f):
     # every form below rescales by an exponential: values without one are skipped at once
-    hits = [a for a in f.assigns if has_exp(a.new) and (_rescaled_old(a, f) or _pair_merge(a) or _merged_partials(a.new) or _rescaled_in_a_branch(a, f))]
+    hits = [a for a in f.assigns if has_exp(a.new) and (_rescaled_old(a, f) or _pair_merge(a, f) or _merged_partials(a.new) or _rescaled_in_a_branch(a, f))]
     hits += [a for a in f.accesses if a.kind in ("store", "rmw") and a.value is not None and a.space in ("shared", "local")
              and has_exp(a.value) and _pair_merge_value(a.value)]
     if hits:
