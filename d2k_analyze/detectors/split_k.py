@@ -13,7 +13,9 @@ serialised by a lock). A grid index scaled by ``K / S`` in a loop that runs ``K 
 a slice index too, whatever the stride is called. A split factor that resolves to 1 at every
 launch leaves no slice index (it folds away) and earns nothing. A grid index only in the loop's
 end that an operand takes as a batch, row or column (``min(chunk, seqlen - pid_c * chunk)``) bounds
-a ragged last tile and slices nothing.
+a ragged last tile and slices nothing. A loop-free GEMV step (``tl.sum(x * w)`` over one block of
+K) counts when a grid index picks the K block of both operands but not the output's position,
+and the programs add their partial rows into the output with atomics: the grid is the K loop.
 
 ## Not to be confused with
 Attention split along the sequence (``split_kv``: the loop's scores go through ``exp``); a
@@ -25,6 +27,7 @@ is stored per batch without atomics); atomics used for something else.
 from ..facts import poly as P
 from ..facts.expr import Num, Op, Sym, atoms, walk
 from ._base import Rule, absent, present
+from ..facts.ops import _objects_read, contractions
 from ._queries import defs_of, gemm_loops, with_enclosing, is_call, is_exp, mac_updates, mma_calls, reduction_loop
 
 RULE = Rule("split_k")
@@ -195,4 +198,27 @@ def detect(f):
             slices & (atoms(a.off) | P.terms(a.poly)) or _adds_onto(f, a))))]
         if combine:
             return present([f.loops[lid]] + combine[:1], "K loop sliced by a grid index; partials combined")
+    gridded = _gridded_contraction(f)
+    if gridded:
+        return present(gridded, "each program contracts one grid-chosen K block; partials added atomically")
     return absent("each tile's K loop runs in one block/program")
+
+
+def _gridded_contraction(f) -> list:
+    """A loop-free GEMV step (``tl.sum(x * w)`` over one block of K) whose K block a grid axis
+    picks for both operands, the programs' partial rows added into the output with atomics
+    (the output's offset does not take that axis): the grid is the K loop."""
+    sums = contractions(f)
+    if not sums:
+        return []
+    objs = {o for c in sums for o in _objects_read(c.call.args[0])}
+    loads = [a for a in f.accesses if a.space == "global" and a.kind == "load" and a.obj in objs]
+    by_axis: dict[str, set[int]] = {}
+    for a in loads:
+        for g in _grid_terms(a.poly):
+            by_axis.setdefault(g, set()).add(a.obj)
+    shared = {g for g, seen in by_axis.items() if len(seen) >= 2 and not _one_split(f, g)}
+    # a grid index both operands take that the output does not (the output keeps its row and
+    # column indices): the K block, summed over programs by the atomics
+    atomics = [a for a in f.accesses if a.space == "global" and a.kind in ("atomic", "rmw") and shared - _grid_terms(a.poly)]
+    return sums[:1] + atomics[:1] if atomics else []

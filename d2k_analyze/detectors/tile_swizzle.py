@@ -20,7 +20,7 @@ per-thread element index split into a tiled data layout (its dividend reads ``th
 from ..facts import poly as P
 from ..facts.expr import Op, Ptr, atoms, num, walk
 from ._base import Rule, absent, present
-from ._queries import reads_block_index
+from ._queries import expand, reads_block_index
 
 RULE = Rule("tile_swizzle")
 
@@ -94,6 +94,10 @@ def detect(f):
     tile_iters |= frozenset(f"{kind}#{a.cell}" for a in f.assigns if a.cell is not None and a.new is not None
                             and reads_block_index(a.new) for kind in ("carried", "phi"))
     used = {k for a in f.accesses if a.space == "global" for k in P.terms(a.poly)}
+    # a tile coordinate merged from branches (``if packed: linear order else: grouped order``)
+    # reaches the offsets as one merged symbol: what each branch assigned reaches them too
+    used |= {k for a in f.accesses if a.space == "global" and a.off is not None
+             for v in expand(f, a.off, 1)[1:] for k in P.terms(P.poly(v))}
     used |= {k for op in _tma_coordinates(f) for k in P.terms(P.poly(op))}
     kinds: dict[str, tuple[str, str] | None] = {}
 

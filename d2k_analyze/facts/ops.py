@@ -693,8 +693,16 @@ def dequantize(f: KernelFacts) -> list:
 
 
 def _is_bit_field_of_data(n: E) -> bool:
-    return isinstance(n, Op) and n.op == "&" and len(n.args) == 2 and any(num(a) in NIBBLE_MASKS for a in n.args) and \
-        any(isinstance(m, Load) for a in n.args for m in walk(a))
+    """``(w >> s) & 0xF``-shaped: a low-bit field of loaded data, its mask a nibble/byte constant,
+    or a mask the caller passes in (``unpack_mask``, set from the bit width) applied to the data
+    shifted by a position."""
+    if not (isinstance(n, Op) and n.op == "&" and len(n.args) == 2) or not any(isinstance(m, Load) for a in n.args for m in walk(a)):
+        return False
+    if any(num(a) in NIBBLE_MASKS for a in n.args):
+        return True
+    shifted = [a for a in n.args if isinstance(a, Op) and a.op == ">>" and num(a.args[1]) != 0]
+    given = [a for a in n.args if isinstance(a, Sym) and a.key.startswith(("param#", "cexpr#"))]
+    return bool(shifted) and bool(given)
 
 
 def dropout(f: KernelFacts) -> list:
@@ -709,12 +717,42 @@ def _tile_softmax(f: KernelFacts) -> list:
     return row_max[:1] + exps[:1] if row_max and exps else []
 
 
+def contractions(f: KernelFacts) -> list:
+    """Loop-free contractions: ``tl.sum(x * w, axis)`` over the product of two tensors loaded from
+    different objects (a GEMV step of one program: a block of K against a block of weights).
+    A sum of squares, or of one tensor's own terms, reads one object and is not one."""
+    out = []
+    for c in f.calls:
+        if not (c.fn.startswith("tl.") and c.short == "sum" and c.call.args):
+            continue
+        for n in walk(c.call.args[0]):
+            if isinstance(n, Op) and n.op == "*":
+                factors = flatten("*", n)
+                if any(_fn(m, EXP) for x in factors for m in walk(x)):
+                    continue  # weights exp(m_i - max): a softmax weighting or a merge of partials
+                objs = [_objects_read(x) for x in factors]
+                loaded = [o for o in objs if o]
+                if len(loaded) >= 2 and len(set().union(*loaded)) >= 2 and not any(a & b for i, a in enumerate(loaded) for b in loaded[i + 1:]):
+                    out.append(c)
+                    break
+    return out
+
+
+def _objects_read(e: E) -> set[int]:
+    """The memory objects a value reads: its loads, and those a merged symbol names."""
+    out = {m.obj for m in walk(e) if isinstance(m, Load)}
+    for m in walk(e):
+        if isinstance(m, Sym):
+            out |= {int(d[4:]) for d in m.deps if d.startswith("obj#") and d[4:].isdigit()}
+    return out
+
+
 def operations(f: KernelFacts) -> dict[str, list]:
     """Operation family -> evidence, for every family recognised in the kernel."""
     from ..detectors._queries import gemm_loops
 
     found = {
-        "gemm": [f.loops[i] for i in gemm_loops(f)],
+        "gemm": [f.loops[i] for i in gemm_loops(f)] or (contractions(f) if f.language == "triton" else []),
         "bias": bias_add(f),
         "softmax": softmax(f) or _tile_softmax(f),
         "norm": normalization(f),

@@ -64,13 +64,17 @@ def _triton_envs(fn: PyFunction, launches: list[tuple[PySource, TritonLaunch]], 
     return envs
 
 
-def _jit_helper_closure(fn: PyFunction, jit_by_name: dict[str, list[tuple[PySource, PyFunction]]]) -> list[tuple[PySource, PyFunction]]:
+def _jit_helper_closure(fn: PyFunction, jit_by_name: dict[str, list[tuple[PySource, PyFunction]]],
+                        renames: dict[str, str] | None = None) -> list[tuple[PySource, PyFunction]]:
+    """The jit functions ``fn`` calls, transitively; a module-level rename (``tile = tile_v1``)
+    names the function it was bound to."""
     out: list[tuple[PySource, PyFunction]] = []
     seen = {fn.name}
     todo = [fn]
     while todo:
         f = todo.pop()
         for name in sorted(f.names):
+            name = (renames or {}).get(name, name)
             if name in seen or name not in jit_by_name:
                 continue
             seen.add(name)
@@ -93,6 +97,7 @@ def triton_units(parsed: ParsedSubmission, py_reach: set[str], program=None, hos
     launches: dict[str, list[tuple[PySource, TritonLaunch, PyFunction | None]]] = {}
     reached_unknown_launch = False
     aliases = {a: k for py in parsed.python for a, k in py.aliases.items()}
+    renames = {n: t for py in parsed.python for n, t in py.renames.items() if "." not in t and n != t}
     for py in parsed.python:
         for fn in py.functions:
             for l in fn.launches:
@@ -138,7 +143,7 @@ def triton_units(parsed: ParsedSubmission, py_reach: set[str], program=None, hos
             envs = _triton_envs(fn, [(p, l) for p, l, _ in ksites], configs, heuristics, consts)
             decorators = [program.lowering(py).expr(e) for e in fn.decorator_exprs()]
             facts, failure = build_facts(lambda: triton_kernel_facts(program, py, fn, envs, host, parsed.file_lines, configs, decorators))
-            helpers = _jit_helper_closure(fn, jit_by_name)
+            helpers = _jit_helper_closure(fn, jit_by_name, renames)
             launched = False
             spans: list[Span] = []
             for lpy, l, caller in ksites:

@@ -212,3 +212,43 @@ def test_pragma_between_for_and_body_parses(make_units):
     """})
     assert not unit.parse_warnings
     assert detect("loop_unrolling", unit.ast).status == Status.PRESENT
+
+
+def test_a_helper_renamed_in_another_module_is_the_function_it_names(make_units):
+    """``order = order_v1`` in a helpers module imported with ``*``: a kernel calling ``order``
+    calls ``order_v1`` (its grouped rasterisation is the kernel's own)."""
+    units = {u.name: u for u in make_units({
+        "pkg/helpers.py": '''
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def order_v1(pid, n_m, n_n, G: tl.constexpr):
+                per = G * n_n
+                first = (pid // per) * G
+                h = tl.minimum(n_m - first, G)
+                return first + (pid % per) % h, (pid % per) // h
+
+            order = order_v1
+        ''',
+        "pkg/kern.py": '''
+            import triton
+            import triton.language as tl
+            from .helpers import *
+
+            @triton.jit
+            def mm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+                tm, tn = order(tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN), 8)
+                rm = tm * BM + tl.arange(0, BM)
+                rn = tn * BN + tl.arange(0, BN)
+                rk = tl.arange(0, BK)
+                acc = tl.zeros((BM, BN), dtype=tl.float32)
+                for k in range(0, K, BK):
+                    acc += tl.dot(tl.load(a + rm[:, None] * K + (k + rk)[None, :]), tl.load(b + (k + rk)[:, None] * N + rn[None, :]))
+                tl.store(c + rm[:, None] * N + rn[None, :], acc)
+
+            def run(a, b, c):
+                mm[(64,)](a, b, c, 512, 512, 512, BM=64, BN=64, BK=32)
+        '''})}
+    assert units["mm"].helpers == ["order_v1"]
+    assert detect("tile_swizzle", units["mm"].ast).status == Status.PRESENT
