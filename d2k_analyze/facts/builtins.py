@@ -383,6 +383,12 @@ def library_call(interp, e: Call, loc: Loc, base: E | None = None) -> E:
         if value is not None:  # ``warp::mul(dst, a, b)``: the destination gets the formula
             interp.assign_value(e.args[0], value, loc)
             return Num(0)
+    if s == "sizeof" and len(args) == 1 and isinstance(args[0], Sym) and args[0].key.startswith("lib:") and interp.lang == "cuda":
+        # ``sizeof(fp16_t)`` parses as an expression when the grammar cannot tell the alias is a
+        # type: a name that is no variable and that the program aliases is that type
+        resolved = interp.resolve_type(args[0].key[4:])
+        if resolved != args[0].key[4:]:
+            args = (TypeRef(resolved),)
     if s == "sizeof" and len(args) == 1 and isinstance(args[0], TypeRef) and "|" not in args[0].name:
         size = size_of(args[0].name)
         if size:

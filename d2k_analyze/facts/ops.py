@@ -342,6 +342,11 @@ def _negated(a: E) -> E | None:
     factors = flatten("*", a)
     consts = [num(t) for t in factors if isinstance(num(t), (int, float))]
     rest = [t for t in factors if not isinstance(num(t), (int, float))]
+    given = [t for t in rest if isinstance(t, Sym) and t.key.startswith(("param#", "cexpr#"))]
+    if len(rest) - len(given) == 1 and given and not consts:
+        # ``exp(-x * beta)``: a swish whose slope the caller passes is still a sigmoid of x
+        core = next(t for t in rest if t not in given)
+        return core.args[0] if isinstance(core, Op) and core.op == "neg" else None
     if len(rest) != 1 or not consts:
         return None
     negative = sum(1 for c in consts if c < 0) % 2 == 1
