@@ -22,7 +22,9 @@ added to it (a broadcast bias), an integer load converted to float and scaled by
 numbers (dropout), bit fields of loaded
 integers or ``lop3``/``prmt`` unpacking (dequantisation of packed low-bit weights), and a stored
 ``exp(x - lse)`` with a one-hot test of the column against a loaded target (``==`` or ``!=``), seen
-through values merged by run-time flags (the cross-entropy gradient). A kernel with two or more of
+through values merged by run-time flags (the cross-entropy gradient), a rotary embedding
+(``x0 * cos - x1 * sin`` of two elements of one tensor turned by angles read from other tensors),
+and a store through an index read from memory (a paged-cache append). A kernel with two or more of
 them in one of the fused combinations is fused.
 
 ## Not to be confused with
@@ -40,6 +42,7 @@ COMBINATIONS = (
     ("gemm", "dequant"), ("loss", "activation"), ("norm", "softmax"), ("residual", "norm"),
     ("norm", "quant"), ("activation", "quant"), ("softmax", "quant"), ("gemm", "quant"),
     ("bias_vector", "residual"), ("int_dequant", "residual"), ("int_dequant", "bias_vector"), ("int_dequant", "add"),
+    ("rotary", "scatter"), ("gemm", "rotary"), ("norm", "rotary"),
 )
 
 

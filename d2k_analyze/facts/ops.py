@@ -743,6 +743,47 @@ def contractions(f: KernelFacts) -> list:
     return out
 
 
+def rotations(f: KernelFacts) -> list:
+    """A rotary embedding: a stored value ``x0 * c - x1 * s`` (or ``x0 * s + x1 * c``) whose
+    ``x0`` and ``x1`` are two different elements of one tensor and whose ``c`` and ``s`` come from
+    other tensors (the cos/sin tables): each pair of features turned by a position's angle."""
+    return [a for a in f.accesses if a.space == "global" and a.kind in ("store", "rmw") and a.value is not None and _rotated(f, a.value)]
+
+
+def _rotated(f: KernelFacts, v: E) -> bool:
+    if not (isinstance(v, Op) and v.op in ("+", "-") and len(v.args) == 2):
+        return False
+    pairs = []
+    for t in v.args:
+        t = t.args[0] if isinstance(t, Op) and t.op == "neg" else t
+        if not (isinstance(t, Op) and t.op == "*" and len(t.args) == 2):
+            return False
+        loads = [source_load(x) for x in t.args]
+        if any(l is None for l in loads):
+            return False
+        pairs.append(loads)
+    (a0, a1), (b0, b1) = pairs
+    for x0, c in ((a0, a1), (a1, a0)):
+        for x1, s in ((b0, b1), (b1, b0)):
+            if x0.obj == x1.obj and x0 != x1 and c.obj != x0.obj and s.obj != x0.obj and \
+                    f.accesses[x0.access].poly != f.accesses[x1.access].poly:
+                return True
+    return False
+
+
+def indexed_scatter(f: KernelFacts) -> list:
+    """Stores whose address goes through an index read from memory (a block table, a slot
+    mapping): writing into a paged cache or a routed buffer is its own operation beside what
+    produced the value."""
+    out = []
+    for a in f.accesses:
+        if a.space != "global" or a.kind != "store" or a.off is None:
+            continue
+        if any("load:global" in n.deps for n in walk(a.off) if isinstance(n, Sym)) or any(isinstance(n, Load) and n.space == "global" for n in walk(a.off)):
+            out.append(a)
+    return out
+
+
 def _objects_read(e: E) -> set[int]:
     """The memory objects a value reads: its loads, and those a merged symbol names."""
     out = {m.obj for m in walk(e) if isinstance(m, Load)}
@@ -773,6 +814,8 @@ def operations(f: KernelFacts) -> dict[str, list]:
         "bias_vector": bias_vector_add(f),
         "int_dequant": integer_dequant(f),
         "quant": quantization(f),
+        "rotary": rotations(f),
+        "scatter": indexed_scatter(f),
     }
     return {k: v for k, v in found.items() if v}
 
