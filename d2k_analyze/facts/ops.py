@@ -174,9 +174,26 @@ def softmax(f: KernelFacts) -> list:
 
 def _softmax(f: KernelFacts) -> list:
     def shifted_exp(x: E) -> bool:
-        return _fn(x, EXP) and any(isinstance(n, Op) and n.op == "-" and len(n.args) == 2 and _is_max_like(f, n.args[1]) for n in walk(x))
+        return _fn(x, EXP) and any(isinstance(n, Op) and n.op == "-" and len(n.args) == 2 and
+                                   (_is_max_like(f, n.args[1]) or _renormalised_scores(n.args[0], n.args[1])) for n in walk(x))
 
     return containing(f, shifted_exp, EXP)
+
+
+def _renormalised_scores(scores: E, normaliser: E) -> bool:
+    """``exp(q.k - lse)``: scores of a matrix product brought to probabilities by a log-sum-exp
+    read back from memory (an attention backward recomputing P from the forward's normaliser)."""
+    stored = source_load(normaliser) or source_load(_unscaled_factor(normaliser))
+    return stored is not None and any(type(n) is Call and short(n.fn) in ("dot", "mma", "mma_sync") for n in walk(scores))
+
+
+def _unscaled_factor(e: E) -> E:
+    """``l * log2e`` -> ``l``: a constant scale does not change which value it is."""
+    if isinstance(e, Op) and e.op == "*":
+        rest = [t for t in flatten("*", e) if num(t) is None]
+        if len(rest) == 1:
+            return rest[0]
+    return e
 
 
 def normalization(f: KernelFacts) -> list:
