@@ -23,6 +23,7 @@ A three-pass softmax (separate max, sum and normalise passes) or a one-block saf
 from dataclasses import replace
 
 from ..facts.expr import Call, Load, Op, Sym, flatten, num, rewrite, rewrite_within, walk
+from ..facts.ops import without_constant_scale
 from ._base import Rule, absent, present
 from ._queries import expand, exps_in, has_exp, has_load
 
@@ -48,8 +49,8 @@ def _alternatives(f, a, b) -> list[tuple]:
     pairs = [(a, b)]
     if f is None:
         return pairs
-    left = [_unscaled(v) for v in expand(f, a, 1)]
-    right = [_unscaled(v) for v in expand(f, b, 1)]
+    left = [without_constant_scale(v) for v in expand(f, a, 1)]
+    right = [without_constant_scale(v) for v in expand(f, b, 1)]
     pairs += [(x, y) for x in left for y in right]
     # statistics read from one array in two loops (max over lse[i], then exp(lse[i] - max)):
     # the same array, whichever element a loop reads
@@ -58,15 +59,6 @@ def _alternatives(f, a, b) -> list[tuple]:
 
 def _by_array(e):
     return rewrite_within(e, lambda n: Sym(f"array:{n.obj}") if isinstance(n, Load) else n, has_load)
-
-
-def _unscaled(e):
-    """``x * 0.18`` -> ``x``: a folded log2(e) / softmax scale does not change which value it is."""
-    if isinstance(e, Op) and e.op == "*":
-        rest = [t for t in flatten("*", e) if num(t) is None]
-        if len(rest) == 1:
-            return rest[0]
-    return e
 
 
 def _is_max_of(m, a) -> bool:
@@ -141,7 +133,7 @@ def _rescales_stored_stats(x) -> bool:
         if isinstance(n, Op) and n.op == "-" and len(n.args) == 2:
             a, b = n.args
             for stat, peak in ((a, b), (b, a)):
-                if _is_max_of(peak, stat) and isinstance(_unscaled(stat), Load):
+                if _is_max_of(peak, stat) and isinstance(without_constant_scale(stat), Load):
                     return True
     return False
 

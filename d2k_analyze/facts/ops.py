@@ -183,12 +183,13 @@ def _softmax(f: KernelFacts) -> list:
 def _renormalised_scores(scores: E, normaliser: E) -> bool:
     """``exp(q.k - lse)``: scores of a matrix product brought to probabilities by a log-sum-exp
     read back from memory (an attention backward recomputing P from the forward's normaliser)."""
-    stored = source_load(normaliser) or source_load(_unscaled_factor(normaliser))
+    stored = source_load(normaliser) or source_load(without_constant_scale(normaliser))
     return stored is not None and any(type(n) is Call and short(n.fn) in ("dot", "mma", "mma_sync") for n in walk(scores))
 
 
-def _unscaled_factor(e: E) -> E:
-    """``l * log2e`` -> ``l``: a constant scale does not change which value it is."""
+def without_constant_scale(e: E) -> E:
+    """``l * log2e`` -> ``l``: a folded constant (log2(e), a softmax scale) does not change which
+    value it is."""
     if isinstance(e, Op) and e.op == "*":
         rest = [t for t in flatten("*", e) if num(t) is None]
         if len(rest) == 1:
