@@ -755,10 +755,22 @@ def contractions(f: KernelFacts) -> list:
                     continue  # weights exp(m_i - max): a softmax weighting or a merge of partials
                 objs = [_objects_read(x) for x in factors]
                 loaded = [o for o in objs if o]
-                if len(loaded) >= 2 and len(set().union(*loaded)) >= 2 and not any(a & b for i, a in enumerate(loaded) for b in loaded[i + 1:]):
+                if len(loaded) >= 2 and len(set().union(*loaded)) >= 2 and not any(a & b for i, a in enumerate(loaded) for b in loaded[i + 1:]) \
+                        and _different_index_sets(f, loaded):
                     out.append(c)
                     break
     return out
+
+
+def _different_index_sets(f: KernelFacts, groups: list[set[int]]) -> bool:
+    """The operands are indexed over different tile axes (a vector against a matrix: ``x[k]``
+    against ``w[k, n]``). Two tensors of one shape multiplied element by element and summed over
+    rows (a norm's weight gradient, ``sum(dy * x_hat)``) read the same axes: no contraction."""
+    axes = []
+    for group in groups:
+        terms = {k for a in f.accesses if a.obj in group and a.kind == "load" for k in P.terms(a.poly) if k.startswith("arange#")}
+        axes.append(frozenset(terms))
+    return len(set(axes)) >= 2
 
 
 def rotations(f: KernelFacts) -> list:

@@ -145,6 +145,10 @@ def _comprehension_values(node: Node, consts: dict[str, object]) -> dict[str, li
                     vals = list(range(*nums))[:64]
             if vals is UNKNOWN and right.type == "identifier":
                 vals = _local_value(p, text(right), consts)
+            if vals is UNKNOWN and right.type == "call" and py_name(right.child_by_field_name("function")) != "range":
+                # ``for bs in powers_of_2(1, 8)``: a helper's list, not evaluated here; a loop
+                # over it is a sweep of several values, each unknown
+                vals = [UNKNOWN, UNKNOWN]
             if isinstance(vals, (list, tuple)) and left.type == "identifier":
                 out[text(left)] = list(vals)
             elif isinstance(vals, (list, tuple)) and left.type in ("pattern_list", "tuple_pattern"):
