@@ -26,8 +26,8 @@ is stored per batch without atomics); atomics used for something else.
 
 from ..facts import poly as P
 from ..facts.expr import Num, Op, Sym, atoms, walk
+from ..facts.ops import contractions, objects_read
 from ._base import Rule, absent, present
-from ..facts.ops import _objects_read, contractions
 from ._queries import defs_of, gemm_loops, with_enclosing, is_call, is_exp, mac_updates, mma_calls, reduction_loop
 
 RULE = Rule("split_k")
@@ -211,7 +211,7 @@ def _gridded_contraction(f) -> list:
     sums = contractions(f)
     if not sums:
         return []
-    objs = {o for c in sums for o in _objects_read(c.call.args[0])}
+    objs = {o for c in sums for o in objects_read(c.call.args[0])}
     loads = [a for a in f.accesses if a.space == "global" and a.kind == "load" and a.obj in objs]
     by_axis: dict[str, set[int]] = {}
     for a in loads:

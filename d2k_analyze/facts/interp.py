@@ -987,7 +987,7 @@ class Interp:
         base = name.split("<")[0].strip()
         if not base.isidentifier() or self.p.function(base, len(e.args), self.caller_file()) is None:
             return None
-        targs = tuple(TypeRef(a) for a in top_level_arguments(name[len(name.split("<")[0]):])) if "<" in name else ()
+        targs = tuple(TypeRef(a) for a in top_level_arguments(name[name.index("<"):])) if "<" in name else ()
         return Call(base, e.args, e.kw, targs)
 
     def run_combine(self, e: Call, loc: Loc) -> None:

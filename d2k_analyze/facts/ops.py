@@ -753,7 +753,7 @@ def contractions(f: KernelFacts) -> list:
                 factors = flatten("*", n)
                 if any(_fn(m, EXP) for x in factors for m in walk(x)):
                     continue  # weights exp(m_i - max): a softmax weighting or a merge of partials
-                objs = [_objects_read(x) for x in factors]
+                objs = [objects_read(x) for x in factors]
                 loaded = [o for o in objs if o]
                 if len(loaded) >= 2 and len(set().union(*loaded)) >= 2 and not any(a & b for i, a in enumerate(loaded) for b in loaded[i + 1:]) \
                         and _different_index_sets(f, loaded):
@@ -814,7 +814,7 @@ def indexed_scatter(f: KernelFacts) -> list:
     return out
 
 
-def _objects_read(e: E) -> set[int]:
+def objects_read(e: E) -> set[int]:
     """The memory objects a value reads: its loads, and those a merged symbol names."""
     out = {m.obj for m in walk(e) if isinstance(m, Load)}
     for m in walk(e):

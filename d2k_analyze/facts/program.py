@@ -148,9 +148,9 @@ class CudaProgram:
         types or values), the one of the struct specialisation they select: ``Op<float, kMul>``
         calls the ``kMul`` specialisation's ``operator()``, not the first one defined."""
         fns = self.methods.get((owner, name))
-        if fns and targs:
-            fitting = [f for f in fns if _serves(f, targs)]
-            fns = sorted(fitting, key=lambda f: len(f.owner_params))[:1] or fns if any(f.owner_spelling for f in fns) else fns
+        if fns and targs and any(f.owner_spelling for f in fns):
+            fitting = sorted((f for f in fns if _serves(f, targs)), key=lambda f: len(f.owner_params))
+            fns = fitting[:1] or fns  # the most specific fitting specialisation, else any
         return self.lower(min(fns, key=lambda f: self.scope.rank(near, f.source.file))) if fns else None
 
     def method_by_name(self, name: str, nargs: int) -> Func | None:
@@ -233,10 +233,10 @@ _MISSING = object()
 
 
 def _serves(fn: CudaFunction, targs: tuple[str, ...]) -> bool:
-    """A method of a specialisation whose pattern these arguments fit: each position equal, one
-    of the specialisation's own parameters, or an argument that was not resolved (any of the
-    alternatives of a dispatched ``a|b`` type). A method of the primary template fits nothing
-    here: a fitting specialisation is preferred, and the caller falls back to all."""
+    """A method of a specialisation whose pattern these arguments fit: at each position the
+    pattern names the argument (or one alternative of a dispatched ``a|b`` type) or is one of
+    the specialisation's own parameters. A method of the primary template fits nothing here: a
+    fitting specialisation is preferred, and the caller falls back to all."""
     if not fn.owner_spelling:
         return False
     pattern = top_level_arguments(fn.owner_spelling[fn.owner_spelling.index("<"):])
