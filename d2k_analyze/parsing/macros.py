@@ -124,14 +124,25 @@ def unconditional_defines(text: str) -> set[str]:
     return out
 
 
+# CUDA's own qualifiers. A ``#define __global__`` can only be a shim for a tool that is not nvcc
+# (an IDE's indexer, a host-only lint build: ``#ifdef __JETBRAINS_IDE__ #define __global__``);
+# under nvcc they are the language, so such a define is never expanded.
+CUDA_QUALIFIERS = frozenset({
+    "__global__", "__device__", "__host__", "__shared__", "__constant__", "__managed__", "__forceinline__",
+    "__noinline__", "__restrict__", "__launch_bounds__", "__grid_constant__",
+})
+
+
 def collect(texts: list[str], defined: list[dict[str, Macro]] | None = None) -> dict[str, Macro]:
     """Every unambiguous ``#define`` in ``texts`` (the earlier text wins a name), over the
-    library qualifiers a submission uses without defining (:data:`LIBRARY_QUALIFIERS`);
-    ``defined`` is each text's :func:`defines`, where the caller has them already."""
+    library qualifiers a submission uses without defining (:data:`LIBRARY_QUALIFIERS`), never
+    one of CUDA's own qualifiers (:data:`CUDA_QUALIFIERS`); ``defined`` is each text's
+    :func:`defines`, where the caller has them already."""
     found: dict[str, Macro] = {}
     for table in defined if defined is not None else map(defines, texts):
         for name, macro in table.items():
-            found.setdefault(name, macro)
+            if name not in CUDA_QUALIFIERS:
+                found.setdefault(name, macro)
     used = [q for q in LIBRARY_QUALIFIERS if q not in found and any(q in t for t in texts)]
     return found | {q: LIBRARY_QUALIFIERS[q] for q in used}
 

@@ -252,3 +252,27 @@ def test_a_helper_renamed_in_another_module_is_the_function_it_names(make_units)
         '''})}
     assert units["mm"].helpers == ["order_v1"]
     assert detect("tile_swizzle", units["mm"].ast).status == Status.PRESENT
+
+
+def test_an_ide_shim_that_empties_cuda_qualifiers_does_not_hide_the_kernels(make_units):
+    """A header that ``#define``s ``__global__`` and friends as nothing for an IDE's indexer
+    (under a flag no build sets) is not the language nvcc compiles: the kernels stay kernels."""
+    units = make_units({
+        "shim.h": '''
+            #pragma once
+            #ifdef SOME_EDITOR_INDEXER
+            #define __global__
+            #define __device__
+            #define __forceinline__
+            #endif
+        ''',
+        "k.cu": '''
+            #include "shim.h"
+            __device__ __forceinline__ float twice(float v) { return 2.f * v; }
+            __global__ void scale(float* x, int n) {
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                if (i < n) x[i] = twice(x[i]);
+            }
+            void go(float* x, int n) { scale<<<(n + 255) / 256, 256>>>(x, n); }
+        '''})
+    assert [(u.name, u.launched) for u in units] == [("scale", True)]
