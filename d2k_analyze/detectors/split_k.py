@@ -25,7 +25,7 @@ is stored per batch without atomics); atomics used for something else.
 """
 
 from ..facts import poly as P
-from ..facts.expr import Num, Op, Sym, atoms, walk
+from ..facts.expr import Num, Op, Sym, atoms, num, walk
 from ..facts.ops import contractions, objects_read
 from ._base import Rule, absent, present
 from ._queries import defs_of, gemm_loops, with_enclosing, is_call, is_exp, mac_updates, mma_calls, reduction_loop
@@ -187,7 +187,7 @@ def _adds_onto(f, store) -> bool:
 @RULE.both
 def detect(f):
     for lid in with_enclosing(f, gemm_loops(f)):
-        if not _reduces(f, lid):
+        if not _reduces(f, lid) or _guard_loop(f.loops[lid]):
             continue
         if any(lid in c.loops and is_exp(c.call) for c in f.calls):
             continue  # scores through exp: attention split along the sequence (split_kv), not a K split
@@ -202,6 +202,16 @@ def detect(f):
     if gridded:
         return present(gridded, "each program contracts one grid-chosen K block; partials added atomically")
     return absent("each tile's K loop runs in one block/program")
+
+
+def _guard_loop(lp) -> bool:
+    """``for _ in range(0, flag)`` with ``flag`` a 0-or-1 select: a conditional written as a loop
+    (it runs at most once), not a K loop a grid index could slice."""
+    bound = lp.bound
+    if not (isinstance(bound, Op) and bound.op == "?:" and len(bound.args) == 3):
+        return False
+    arms = [num(a) for a in bound.args[1:]]
+    return all(isinstance(v, int) and 0 <= v <= 1 for v in arms) and num(lp.init) == 0
 
 
 def _gridded_contraction(f) -> list:
