@@ -16,7 +16,9 @@
 #   FAMILY    1 (default): the memory-bound tasks rmsnorm_residual swiglu reduce_sum transpose
 #             cross_entropy rope prefix_scan histogram; 2: the GEMM variants and convolution
 #             gemm_splitk_skinny grouped_gemm_moe fp8_gemm_blockscale w4a16_gemm conv2d_nhwc
-#   TASKS     task ids (default: the tasks of FAMILY that exist here)
+#   TASKS     task ids (default: the tasks of FAMILY that exist here; any task id, pilots too)
+#   CORPUS=0  the experts only (each with its reference and self-check), no corpus kernels and no
+#             adversarial cases: the table of the present experts in a few minutes
 #   BUDGET    d2k-profile --budget, timing seconds per workload (default 0.5: the family then runs
 #             in ~3-5 minutes; the pilot run took 366 s for 92 records at 1.0)
 #   DEADLINE  seconds for the whole d2k-profile command (default 480, under a 10-minute limit)
@@ -52,6 +54,7 @@ paths=(); names=()
 for t in ${TASKS:-$MEMBERS}; do
   [ -f "tasks/$t/task.toml" ] || { [ -n "${TASKS:-}" ] && note "task $t: no tasks/$t/task.toml, left out"; continue; }
   paths+=("tasks/$t"); names+=("$t")
+  [ "${CORPUS:-1}" = 0 ] && continue
   [ -d "corpus/$t" ] && paths+=("corpus/$t")
   [ -d "tests/adversarial/task_cases/$t" ] && paths+=("tests/adversarial/task_cases/$t")
 done
@@ -70,7 +73,8 @@ extra=(--budget "$BUDGET" --jobs "$(nproc 2>/dev/null || echo 4)")
 
 summarise() {  # rc and wall time from the run's own files, then the table and the raw files
   rc=$(cat "$WORK/rc"); wall=$(python3 -c "print(f'{$(cat "$WORK/t1")-$(cat "$WORK/t0"):.1f}')")
-  note "== d2k-profile rc=$rc wall $wall s (one command: ${#names[@]} tasks, experts, corpus, reference self-checks)"
+  what="experts, corpus, reference self-checks"; [ "${CORPUS:-1}" = 0 ] && what="experts and reference self-checks only"
+  note "== d2k-profile rc=$rc wall $wall s (one command: ${#names[@]} tasks, $what)"
   [ "$rc" -eq 124 ] && note "   (stopped at the ${DEADLINE} s deadline: the records finished so far are kept; rerun with --resume semantics or a smaller BUDGET)"
   if [ -f "$WORK/run/results.jsonl" ]; then
     python3 benchmarks/family_summary.py "$WORK/run/results.jsonl" --peak-gbps "$PEAK_GBPS" --peak-tflops "$PEAK_TFLOPS" >> "$SUM" 2>> "$LOG" \
