@@ -259,7 +259,7 @@ def reduction_loop(f: KernelFacts, a: Assignment) -> int | None:
         for lid in reversed(a.loops):
             if a.cell in f.loops[lid].carried:
                 return lid
-        return a.loops[-1] if a.loops else None
+        return None  # a local set afresh in each iteration (``g = ...; g += a * b``) sums nothing up
     if a.access is not None:
         target = atoms(f.accesses[a.access].off)
         for lid in reversed(a.loops):
@@ -477,6 +477,18 @@ def cached_vector(f: KernelFacts, obj: int) -> bool:
     it does not hold a 2-D operand tile."""
     reads = [a for a in f.accesses if a.obj == obj and a.kind == "load"]
     return bool(reads) and all(same_in_every_warp(r) or not thread_dependent(r) for r in reads)
+
+
+def one_element_per_thread(f: KernelFacts, acc) -> bool:
+    """Each thread reads its own element: the address moves with ``threadIdx.x`` by a constant
+    stride and with no other thread index, and every launch has a one-dimensional block. No two
+    threads meet at such a read (``w = ws[threadIdx.x]``), so it shares nothing between them."""
+    if not f.launches or any(len(lf.block) > 1 and any(d != Num(1) for d in lf.block[1:]) for lf in f.launches):
+        return False
+    thread_keys = {k for k in P.terms(acc.poly) if k.startswith(("tid", "lane", "warp"))
+                   or (k.startswith("~") and any(a.startswith(("tid", "lane", "warp")) for a in atoms(P.opaque_expr(k) or Num(0))))}
+    stride = P.constant_of(P.coeff(acc.poly, "tid.x"))
+    return thread_keys == {"tid.x"} and bool(stride)
 
 
 def thread_dependent(acc) -> bool:

@@ -6,7 +6,10 @@ or ``tl.range(..., loop_unroll_factor>1)``, or manual unrolling (the same update
 constant offsets instead of a loop).
 
 ## How it is detected
-Pragmas attached to live loops (``unroll 1`` and ``nounroll`` do not count); Triton loops over
+Pragmas attached to live loops (``unroll 1`` and ``nounroll`` do not count) whose trip count is
+known when the kernel is built: constants, template and constexpr parameters, and names no file
+defines that the kernel also uses as array extents (an ``nvcc -D`` flag); a pragma with a factor
+unrolls any loop. Triton loops over
 ``tl.static_range`` or with an unroll factor; for manual unrolling, three or more assignments
 to the same storage with the same offset form whose values are the same update (one expression
 shape, constants aside) and whose constant offsets differ, in where they write or in where
@@ -39,10 +42,12 @@ def _unrolls(pragma: str) -> bool:
     return len(words) == 1 or words[1] not in ("0", "1")
 
 
-def _compile_time(e) -> bool:
-    """Known when the kernel is compiled: constants, template / constexpr parameters, and
-    qualified names the interpreter could not see (``Traits::kNElts``: static members)."""
-    return e is not None and all(k.startswith(("tparam#", "cexpr#")) or (k.startswith("lib:") and "." in k) for k in atoms(e))
+def _compile_time(e, extents: set[str]) -> bool:
+    """Known when the kernel is compiled: constants, template / constexpr parameters, qualified
+    names the interpreter could not see (``Traits::kNElts``: static members), and unseen names the
+    kernel also uses as array extents (``float state[_N_]``: a build flag)."""
+    return e is not None and all(k.startswith(("tparam#", "cexpr#")) or (k.startswith("lib:") and "." in k) or k in extents
+                                 for k in atoms(e))
 
 
 def _factor(pragma: str) -> int | None:
@@ -51,7 +56,7 @@ def _factor(pragma: str) -> int | None:
     return int(words[1]) if len(words) > 1 and words[1].isdigit() else None
 
 
-def _effective(lp, pragma: str) -> bool:
+def _effective(lp, pragma: str, extents: set[str]) -> bool:
     """A full ``#pragma unroll`` needs a trip count known at compile time (it does nothing on a
     runtime-bound loop); a pragma with a factor (``unroll 4``) unrolls any loop."""
     if not _unrolls(pragma):
@@ -62,12 +67,13 @@ def _effective(lp, pragma: str) -> bool:
         return True
     # an additive step, or a halving / doubling one (``for (o = 16; o > 0; o >>= 1)``), known when compiled
     step = lp.step if lp.update == "add" else lp.factor if lp.update in ("shr", "mul", "div") else None
-    return all(_compile_time(x) for x in (lp.init, lp.bound, step))
+    return all(_compile_time(x, extents) for x in (lp.init, lp.bound, step))
 
 
 @RULE.cuda
 def cuda(f):
-    hits = [lp for lp in f.loops.values() if any(_effective(lp, p) for p in lp.pragmas)]
+    extents = f.extent_names()
+    hits = [lp for lp in f.loops.values() if any(_effective(lp, p, extents) for p in lp.pragmas)]
     if hits:
         return present(hits, "#pragma unroll on live loops")
     manual = _manual(f)

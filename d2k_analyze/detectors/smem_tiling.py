@@ -15,14 +15,15 @@ else 0.
 ## Not to be confused with
 Shared memory used only to reorder data (a transpose), to cache one row that each thread reads
 back once or that every warp reads alike (a GEMV's vector: the read address depends on the
-thread only through its lane), or as reduction scratch; arrays never read.
+thread only through its lane), or as reduction scratch; arrays never read; a thread reading back
+its own element (``w[threadIdx.x]`` with one-dimensional blocks: no two threads meet there).
 """
 
 from ..facts import poly as P
 from ..facts.expr import Load, atoms, walk
 from ..compiled.ttgir import Reading, TritonIR
 from ._base import Rule, Signature, absent, not_applicable, present
-from ._queries import dots, expand, mac_sources, mma_calls, same_in_every_warp, sources, thread_dependent
+from ._queries import dots, expand, mac_sources, mma_calls, one_element_per_thread, same_in_every_warp, sources, thread_dependent
 
 def _compiled(ir: TritonIR) -> Reading:
     """Triton with tl.dot: the dot's operand tiles are staged in shared memory (``ttg.local_alloc``
@@ -74,7 +75,9 @@ def _reused(f, obj: int) -> list:
     mac_loads = {x.id for x in mac_sources(f)}
     # operands whose element depends on the thread: a 2-D tile shared by rows/columns of threads;
     # a chunk every thread reads in full (one cached row) is not a tile
-    out = [r for r in reads if r.id in mac_loads and thread_dependent(r) and not same_in_every_warp(r)]
+    # (a read of each thread's own element shares nothing)
+    out = [r for r in reads if r.id in mac_loads and thread_dependent(r) and not same_in_every_warp(r)
+           and not one_element_per_thread(f, r)]
     for c in f.calls:
         if c.short in FRAGMENT_LOADS:
             for n in walk(c.call):

@@ -18,7 +18,9 @@ K) counts when a grid index picks the K block of both operands but not the outpu
 and the programs add their partial rows into the output with atomics: the grid is the K loop.
 
 ## Not to be confused with
-Attention split along the sequence (``split_kv``: the loop's scores go through ``exp``); a
+A block walking its own sequence (``for (t = b*T*C; t < (b+1)*T*C; t += C)``), where every tensor
+is read at one position (``x[t]``, ``g[t + 2*C]``): the grid index is in both ends of the loop, but
+no GEMM's operands move together like that. Attention split along the sequence (``split_kv``: the loop's scores go through ``exp``); a
 loop that stores one result per iteration instead of accumulating; a grid-stride loop over rows;
 batched GEMM (the batch index also reaches both operands, but not as a K offset, and the output
 is stored per batch without atomics); atomics used for something else.
@@ -64,6 +66,8 @@ def _k_slice_atoms(f, lid: int) -> set[str]:
         operands.setdefault(a.obj, []).append(a)
     if len(operands) < 2:
         return bounds
+    if len({_position(a.poly) for a in loads}) == 1:
+        return set()  # every tensor read at one position: a walk along one sequence, no GEMM operands
     it = f"iter#{lid}"
     sliced: dict[str, int] = {}  # grid index -> operands it offsets along K
     hidden: dict[str, int] = {}  # grid index -> operands it reaches only through a non-linear term
@@ -91,6 +95,16 @@ def _k_slice_atoms(f, lid: int) -> set[str]:
     # loop's end, which an operand takes as a row, column or batch, bounds a ragged last tile
     # (``range(0, cdiv(min(chunk, seqlen - pid_c * chunk), BK))``): it starts no slice of K.
     return (bounds - (ends & rows)) | {g for g, n in sliced.items() if n + hidden.get(g, 0) >= 2 and g not in rows}
+
+
+_MOVING = ("iter#", "ivar#", "carried#", "tid.", "lane", "warp", "bid.", "pid.", "~")
+
+
+def _position(poly: P.Poly) -> tuple:
+    """An offset without its fixed shift (the terms that move with no loop, thread or grid index):
+    ``x[t]`` and ``gy[t + 2 * C]`` read one sequence at the same position, two steps apart. The
+    operands of a GEMM never do: A moves with the output's row, B with its column."""
+    return tuple(sorted((m, c) for m, c in poly if any(k.startswith(_MOVING) for k in m)))
 
 
 def _divisors(e) -> list:

@@ -192,6 +192,13 @@ class KernelFacts:
     def lib_names_used(self) -> set[str]:
         return self.lib_names
 
+    def extent_names(self) -> set[str]:
+        """Unresolved names the kernel uses as array extents (``__shared__ float r[_N_]``). C++
+        allows only constant expressions there, so such a name is fixed when the kernel is built
+        (an ``nvcc -D`` flag, a macro of a header that is not here), never a run-time value."""
+        return {a for o in self.objects.values() for d in o.dim_exprs if d is not None
+                for a in atoms(d) if a.startswith("lib:")}
+
     def calls_named(self, *names: str) -> list[CallFact]:
         """Library calls whose canonical name or last segment is one of ``names``."""
         wanted = set(names)

@@ -309,3 +309,31 @@ __global__ void uneven(const float* x, float* y, int n) {
 """)
     assert not _shared_offsets(f, 5)  # which buffer ``n % 3`` picks is not base + i * step
     assert _shared_offsets(f, 6) == ["(100 + tid.x)"]  # a constant index still reads its own entry
+
+
+def test_a_product_added_to_a_value_set_afresh_each_iteration_is_no_gemm_reduction(tmp_path):
+    # a per-element gradient: ``g`` is recomputed in every iteration, so ``g += a * b`` sums
+    # nothing across the loop; the running ``acc`` of the second kernel does
+    from d2k_analyze.detectors._queries import gemm_loops
+
+    fresh = facts_of(tmp_path, """
+__global__ void grad_row(const float* x, const float* lse, const float* scale, const float* bonus,
+                         const int* pick, float* dx, int n) {
+  int r = blockIdx.x;
+  for (int c = threadIdx.x; c < n; c += blockDim.x) {
+    float g = __expf(x[r * n + c] - lse[r]);
+    if (c == pick[r]) g += bonus[r] * scale[0];
+    dx[r * n + c] = g;
+  }
+}
+""")
+    assert gemm_loops(fresh) == []
+    running = facts_of(tmp_path, """
+__global__ void row_dot(const float* a, const float* b, float* out, int n) {
+  int r = blockIdx.x;
+  float acc = 0.f;
+  for (int c = 0; c < n; ++c) acc += a[r * n + c] * b[c];
+  out[r] = acc;
+}
+""")
+    assert len(gemm_loops(running)) == 1
