@@ -14,7 +14,8 @@ resolves to 1 makes the remainder vanish and earns nothing.
 
 ## Not to be confused with
 Row-major decomposition (``pid // n``, ``pid % n``), batch decomposition of a linear id; a
-per-thread element index split into a tiled data layout (its dividend reads ``threadIdx``).
+per-thread or per-element index split into a tiled data layout (its dividend reads ``threadIdx``
+or ``tl.arange``).
 """
 
 from ..facts import poly as P
@@ -35,12 +36,13 @@ def _at_most_one(e) -> bool:
     return num(e) == 1 or (isinstance(e, Op) and e.op == "min" and any(num(x) == 1 for x in e.args))
 
 
-THREAD_INDEX = ("tid.", "lane", "warp")
+THREAD_INDEX = ("tid.", "lane", "warp", "arange")  # per thread in CUDA, per element in Triton
 
 
 def _per_block(e) -> bool:
     """A value every thread of the block shares: a tile coordinate. One that reads the thread
-    index (``(blockIdx.x * blockDim.x + threadIdx.x) / n``) splits an element index into a data
+    index (``(blockIdx.x * blockDim.x + threadIdx.x) / n``), or in Triton the block's element
+    range (``(pid * BLOCK + tl.arange(0, BLOCK)) // n``), splits an element index into a data
     layout, which is not a visiting order of tiles."""
     return not any(k.startswith(THREAD_INDEX) for k in atoms(e))
 

@@ -7,6 +7,8 @@ so that num_stages / num_ctas / BLOCK constants can be folded like launch-site c
 
 from __future__ import annotations
 
+import itertools
+
 from . import liveness
 from .liveness import UNKNOWN
 from .python import PyFunction, PySource, py_args, py_name
@@ -145,6 +147,8 @@ def _comprehension_values(node: Node, consts: dict[str, object]) -> dict[str, li
                     vals = list(range(*nums))[:64]
             if vals is UNKNOWN and right.type == "identifier":
                 vals = _local_value(p, text(right), consts)
+            if vals is UNKNOWN and right.type == "call" and py_name(right.child_by_field_name("function")).split(".")[-1] in ("product", "zip"):
+                vals = _combined(right, consts)
             if vals is UNKNOWN and right.type == "call" and py_name(right.child_by_field_name("function")) != "range":
                 # ``for bs in powers_of_2(1, 8)``: a helper's list, not evaluated here; a loop
                 # over it is a sweep of several values, each unknown
@@ -154,9 +158,21 @@ def _comprehension_values(node: Node, consts: dict[str, object]) -> dict[str, li
             elif isinstance(vals, (list, tuple)) and left.type in ("pattern_list", "tuple_pattern"):
                 names = [text(c) for c in left.named_children]
                 for i, nm in enumerate(names):
-                    out[nm] = [v[i] for v in vals if isinstance(v, (list, tuple)) and len(v) > i]
+                    # a row of an unevaluated helper's list is itself unknown: each name still sweeps
+                    out[nm] = [v[i] if isinstance(v, (list, tuple)) and len(v) > i else UNKNOWN for v in vals]
         p = p.parent
     return out
+
+
+def _combined(call: Node, consts: dict[str, object]) -> object:
+    """The rows of ``itertools.product(a, b)`` or ``zip(a, b)`` over lists that evaluate here
+    (``for bs, nw in product(block_sizes, warps)`` in a config builder), else UNKNOWN."""
+    args, kw = py_args(call)
+    lists = [liveness.literal_value(a, consts) for a in args]
+    if kw or not lists or not all(isinstance(v, (list, tuple)) for v in lists):
+        return UNKNOWN
+    rows = list(itertools.product(*lists)) if py_name(call.child_by_field_name("function")).split(".")[-1] == "product" else list(zip(*lists))
+    return [list(r) for r in rows[:256]]
 
 
 def _local_value(node: Node, name: str, consts: dict[str, object]) -> object:
@@ -226,6 +242,12 @@ def autotune_configs(fn: PyFunction, py: PySource, consts: dict[str, object], ot
                 value = a
         if value is None:
             continue
+        if value.type == "identifier":
+            # ``CONFIGS = make_configs([128, 256], [4, 8])`` at module level: the builder's call
+            # (with its arguments) is what the name holds
+            held = _resolve_value_node(value, py, others)
+            if len(held) == 1 and held[0].type == "call":
+                value = held[0]
         for holder in _resolve_value_node(value, py, others):
             builder = next((f for m in [py, *others] for f in m.functions if f.node is holder), None)
             bound = call_bindings(value, builder, consts) if builder is not None and value.type == "call" else {}

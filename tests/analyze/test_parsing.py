@@ -276,3 +276,29 @@ def test_an_ide_shim_that_empties_cuda_qualifiers_does_not_hide_the_kernels(make
             void go(float* x, int n) { scale<<<(n + 255) / 256, 256>>>(x, n); }
         '''})
     assert [(u.name, u.launched) for u in units] == [("scale", True)]
+
+
+def test_configs_of_a_builder_looping_over_a_product_of_its_arguments(make_units):
+    # the module-level name holds the builder's call; its loop runs over product(stages, warps)
+    [unit] = make_units({"submission.py": '''
+        from itertools import product
+        import triton
+        import triton.language as tl
+
+        def grid_of(stage_list, warp_list):
+            return [triton.Config({"BM": 64}, num_stages=s, num_warps=w) for s, w in product(stage_list, warp_list)]
+
+        TUNE = grid_of([2, 3, 5], [4, 8])
+
+        @triton.autotune(TUNE, key=["N"])
+        @triton.jit
+        def kern(x_ptr, N, BM: tl.constexpr):
+            for i in range(0, N, BM):
+                tl.store(x_ptr + i, tl.load(x_ptr + i) * 2)
+
+        def run(x):
+            kern[(1,)](x, x.numel())
+    '''})
+    [config] = unit.ast.configs
+    assert config["num_stages"] == [2, 2, 3, 3, 5, 5]
+    assert config["num_warps"] == [4, 8, 4, 8, 4, 8]
