@@ -465,10 +465,15 @@ def same_in_every_warp(acc) -> bool:
     """The read's address depends on the thread only through its lane: every warp reads the
     same elements, the case of a vector cached in shared memory that all warps share (a GEMV's
     x), not of a 2-D operand tile whose rows or columns differ between warps."""
-    keys = P.terms(acc.poly)
-    thread_keys = {k for k in keys if k.startswith(("tid", "lane", "warp")) or (k.startswith("~") and any(
-        a.startswith(("tid", "lane", "warp")) for a in atoms(P.opaque_expr(k) or Num(0))))}
+    thread_keys = _thread_keys(acc.poly)
     return bool(thread_keys) and all(_lane_key(k) for k in thread_keys)
+
+
+def _thread_keys(poly: P.Poly) -> set[str]:
+    """The terms of an offset that move with the thread: its index, lane or warp, directly or
+    inside an opaque term (``(threadIdx.x / 8)``)."""
+    return {k for k in P.terms(poly) if k.startswith(("tid", "lane", "warp")) or (k.startswith("~") and any(
+        a.startswith(("tid", "lane", "warp")) for a in atoms(P.opaque_expr(k) or Num(0))))}
 
 
 def cached_vector(f: KernelFacts, obj: int) -> bool:
@@ -483,12 +488,10 @@ def one_element_per_thread(f: KernelFacts, acc) -> bool:
     """Each thread reads its own element: the address moves with ``threadIdx.x`` by a constant
     stride and with no other thread index, and every launch has a one-dimensional block. No two
     threads meet at such a read (``w = ws[threadIdx.x]``), so it shares nothing between them."""
-    if not f.launches or any(len(lf.block) > 1 and any(d != Num(1) for d in lf.block[1:]) for lf in f.launches):
-        return False
-    thread_keys = {k for k in P.terms(acc.poly) if k.startswith(("tid", "lane", "warp"))
-                   or (k.startswith("~") and any(a.startswith(("tid", "lane", "warp")) for a in atoms(P.opaque_expr(k) or Num(0))))}
+    if not f.launches or any(not lf.block or any(d != Num(1) for d in lf.block[1:]) for lf in f.launches):
+        return False  # a block shape not seen at every launch may be 2-D
     stride = P.constant_of(P.coeff(acc.poly, "tid.x"))
-    return thread_keys == {"tid.x"} and bool(stride)
+    return _thread_keys(acc.poly) == {"tid.x"} and bool(stride)
 
 
 def thread_dependent(acc) -> bool:

@@ -20,9 +20,9 @@ and the programs add their partial rows into the output with atomics: the grid i
 ## Not to be confused with
 A block walking its own sequence (``for (t = b*T*C; t < (b+1)*T*C; t += C)``), where every tensor
 is read at one position (``x[t]``, ``g[t + 2*C]``): the grid index is in both ends of the loop, but
-no GEMM's operands move together like that. Attention split along the sequence (``split_kv``: the loop's scores go through ``exp``); a
-loop that stores one result per iteration instead of accumulating; a grid-stride loop over rows;
-batched GEMM (the batch index also reaches both operands, but not as a K offset, and the output
+no GEMM's operands move together like that. Attention split along the sequence (``split_kv``: the
+loop's scores go through ``exp``); a loop that stores one result per iteration instead of
+accumulating; a grid-stride loop over rows; batched GEMM (the batch index also reaches both operands, but not as a K offset, and the output
 is stored per batch without atomics); atomics used for something else.
 """
 
