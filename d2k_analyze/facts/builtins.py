@@ -384,10 +384,11 @@ def library_call(interp, e: Call, loc: Loc, base: E | None = None) -> E:
             interp.assign_value(e.args[0], value, loc)
             return Num(0)
     if s == "sizeof" and len(args) == 1 and isinstance(args[0], Sym) and args[0].key.startswith("lib:") and interp.lang == "cuda":
-        # ``sizeof(fp16_t)`` parses as an expression when the grammar cannot tell the alias is a
-        # type: a name that is no variable and that the program aliases is that type
+        # ``sizeof(fp16_t)`` / ``sizeof(__half)`` parse as expressions when the grammar cannot tell
+        # the name is a type: a name that is no variable and that the program aliases, or that
+        # CUDA's headers define (a size the analyzer knows), is that type
         resolved = interp.resolve_type(args[0].key[4:])
-        if resolved != args[0].key[4:]:
+        if resolved != args[0].key[4:] or size_of(resolved):
             args = (TypeRef(resolved),)
     if s == "sizeof" and len(args) == 1 and isinstance(args[0], TypeRef) and "|" not in args[0].name:
         size = size_of(args[0].name)

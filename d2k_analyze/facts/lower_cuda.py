@@ -249,7 +249,8 @@ class CudaLowering:
             ctor_args = _vexing_parse_args(d) if n.type == "declaration" else None
             if ctor_args is not None:  # ``Gemm<Cfg> g(c_tile);``: an object built from locals, not a function
                 name = d.child_by_field_name("declarator")
-                out.append(Decl(self.loc(n), text(name), base_type, quals, (), Call("ctor:" + base_type, tuple(Name(a) for a in ctor_args)), False, 0))
+                args = tuple(Name(a) if size is None else Index(Name(a), (self.expr(size),)) for a, size in ctor_args)
+                out.append(Decl(self.loc(n), text(name), base_type, quals, (), Call("ctor:" + base_type, args), False, 0))
                 continue
             if d is None or d.type not in ("identifier", "field_identifier"):
                 continue
@@ -595,23 +596,31 @@ def _token(n: Node | None) -> str:
     return n.type if not n.is_named else text(n)
 
 
-def _vexing_parse_args(d: Node | None) -> list[str] | None:
-    """``Gemm<Cfg> g(c_tile);`` inside a function body is parsed as a function declaration whose
-    one "parameter" is the type ``c_tile``. C++ reads it as an object constructed from the
-    named values when every parameter is a bare name with no declarator (a function
-    declaration would name parameter types such as ``int`` or ``const T&``): those names."""
+def _vexing_parse_args(d: Node | None) -> list[tuple[str, Node | None]] | None:
+    """``Gemm<Cfg> g(c_tile);`` or ``T const w(emb[off + i]);`` inside a function body is parsed as
+    a function declaration whose "parameters" are the type ``c_tile``, or the type ``emb`` with an
+    array declarator of size ``off + i``. C++ reads both as a value built from its arguments when
+    every parameter is a bare name, or a name with one subscript, and no declarator name (a
+    function declaration would name parameter types such as ``int`` or ``const T&``): (name,
+    subscript or None) per argument."""
     if d is None or d.type != "function_declarator":
         return None
     name, params = d.child_by_field_name("declarator"), d.child_by_field_name("parameters")
     if name is None or name.type != "identifier" or params is None or not params.named_children:
         return None
-    out = []
+    out: list[tuple[str, Node | None]] = []
     for p in params.named_children:
         if p.type == "comment":
             continue
         kids = [c for c in p.named_children if c.type != "comment"]
-        if p.type != "parameter_declaration" or p.child_by_field_name("declarator") is not None or len(kids) != 1 \
-                or kids[0].type != "type_identifier":
+        if p.type != "parameter_declaration" or not kids or kids[0].type != "type_identifier":
             return None
-        out.append(text(kids[0]))
+        if len(kids) == 1 and p.child_by_field_name("declarator") is None:
+            out.append((text(kids[0]), None))
+            continue
+        sub = p.child_by_field_name("declarator")
+        size = sub.child_by_field_name("size") if sub is not None and sub.type == "abstract_array_declarator" else None
+        if len(kids) != 2 or size is None or sub.child_by_field_name("declarator") is not None:
+            return None
+        out.append((text(kids[0]), size))  # ``emb[off + i]``: an element, not an array parameter
     return out

@@ -210,7 +210,13 @@ def _is_normalizer(n: E) -> bool:
     if isinstance(n, Op) and n.op in ("/", "fdiv") and _unknown_of_statistic(n.args[1]):
         return True  # x / f(s + eps)
     inverse = _fn(n, RSQRT) or (isinstance(n, Op) and n.op in ("/", "fdiv") and _fn(n.args[1], SQRT))
-    return inverse and any(isinstance(m, Op) and m.op == "+" and any(_epsilon(t) for t in m.args) for m in walk(n))
+    if not inverse:
+        return False
+    root = n if _fn(n, RSQRT) else n.args[1]  # type: ignore[union-attr]
+    # an epsilon added, or a statistic reduced over the data (``rsqrt(E[x^2] - mean^2)`` of a block
+    # reduction, with no epsilon at all)
+    return any(isinstance(m, Op) and m.op == "+" and any(_epsilon(t) for t in m.args) for m in walk(n)) \
+        or any(_reduces_data(a) for a in getattr(root, "args", ()))
 
 
 def _unknown_of_statistic(e: E) -> bool:
@@ -226,8 +232,9 @@ def _statistic_plus_epsilon(e: E) -> bool:
 
 
 def _reduces_data(e: E) -> bool:
-    """A reduction: a sum or shuffle call, or a value accumulated round a loop."""
-    return any((isinstance(n, Call) and (short(n.fn).startswith("__shfl") or short(n.fn) in ("sum", "reduce")))
+    """A reduction: a sum, shuffle or block-reduce call (cub's ``BlockReduce(...).Reduce``), or a
+    value accumulated round a loop."""
+    return any((isinstance(n, Call) and (short(n.fn).startswith("__shfl") or short(n.fn).lower() in ("sum", "reduce", "allreduce")))
                or (isinstance(n, Sym) and n.key.startswith("carried#")) for n in walk(e))
 
 
@@ -394,27 +401,34 @@ def _input_load(f: KernelFacts, e: E) -> Load | None:
     src = _component_load(e)
     if src is None or src.space != "local":
         return src
-    unpacked = f.cache.get("ops.unpacked")
-    if unpacked is None:
-        unpacked = f.cache["ops.unpacked"] = _unpacked_locals(f)
-    return unpacked.get(src.obj)
+    key = ("ops.filled", src.obj, src.access)
+    if key not in f.cache:
+        f.cache[key] = _filled_from(f, src.obj, src.access)
+    return f.cache[key]
 
 
-def _unpacked_locals(f: KernelFacts) -> dict[int, Load]:
-    """Local arrays whose every store is a conversion of a load of one global object -> that load.
-    A store that updates the array from its own elements (``x[i] += r[i]``, ``x[i] = add(x[i],
-    r[i])``: a residual added in place in the registers) does not change where it was filled from."""
-    sources: dict[int, list] = {}
+def _filled_from(f: KernelFacts, obj: int, at: int) -> Load | None:
+    """The global load a local array holds where access ``at`` reads it, when every store that can
+    reach that read is a conversion of a load of one global object. The stores that reach it are
+    the earlier ones (the interpreter numbers accesses in program order) and those in a loop
+    around the read; a buffer refilled later from another tensor (``copy(&gamma[i], buf)`` after
+    ``buf`` held the skip input) does not change what the earlier read sees. A store that updates
+    the array from its own elements (``x[i] += r[i]``: a residual added in place) does not change
+    where it was filled from."""
+    read = f.accesses[at] if 0 <= at < len(f.accesses) else None
+    loops = set(read.loops) if read is not None else set()
+    loads = []
     for a in f.accesses:
-        if a.space == "local" and a.kind in ("store", "rmw"):
-            if a.value is not None and any(type(n) is Load and n.obj == a.obj for n in walk(a.value)):
-                continue
-            sources.setdefault(a.obj, []).append(_component_load(a.value) if a.value is not None else None)
-    out = {}
-    for obj, loads in sources.items():
-        if all(g is not None and g.space == "global" for g in loads) and len({g.obj for g in loads}) == 1:
-            out[obj] = loads[0]
-    return out
+        if a.obj != obj or a.space != "local" or a.kind not in ("store", "rmw"):
+            continue
+        if read is not None and a.id > read.id and not loops & set(a.loops):
+            continue  # written after this read, and no loop brings it round
+        if a.value is not None and any(type(n) is Load and n.obj == a.obj for n in walk(a.value)):
+            continue
+        loads.append(_component_load(a.value) if a.value is not None else None)
+    if loads and all(g is not None and g.space == "global" for g in loads) and len({g.obj for g in loads}) == 1:
+        return loads[0]
+    return None
 
 
 def source_load(e: E) -> Load | None:
@@ -425,6 +439,8 @@ def source_load(e: E) -> Load | None:
             e = e.arg
         elif isinstance(e, Call) and e.fn == "()" and len(e.args) == 2 and isinstance(e.args[0], TypeRef):
             e = e.args[1]  # a functional cast to a (resolved) type: T(x)
+        elif isinstance(e, Call) and e.fn.startswith("ctor:") and len(e.args) == 1:
+            e = e.args[0]  # a value built from one other, ``T const w(x[i]);``: a conversion
         elif isinstance(e, Call) and short(e.fn) in ("to", "__half2float", "__bfloat162float", "float", "to_float"):
             e = e.args[0] if e.args else Num(0)
         else:

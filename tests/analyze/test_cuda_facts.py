@@ -337,3 +337,33 @@ __global__ void row_dot(const float* a, const float* b, float* out, int n) {
 }
 """)
     assert len(gemm_loops(running)) == 1
+
+
+def test_sizeof_a_cuda_header_type_spelled_as_an_expression_is_its_size(tmp_path):
+    # the grammar reads ``sizeof(__half)`` as the size of an expression named __half; it is the
+    # 2-byte type of cuda_fp16.h, so the loop runs 16 / 2 = 8 times
+    from d2k_analyze.facts.expr import num
+
+    f = facts_of(tmp_path, """
+#include <cuda_fp16.h>
+__global__ void halves(const __half* in, float* out) {
+  float s = 0.f;
+  for (int i = 0; i < 16 / sizeof(__half); ++i) s += __half2float(in[threadIdx.x * 8 + i]);
+  out[threadIdx.x] = s;
+}
+""")
+    [loop] = f.loops.values()
+    assert num(loop.bound) == 8
+
+
+def test_a_direct_initialisation_from_an_element_reads_that_element(tmp_path):
+    # ``float const v(src[i + 1]);`` parses as a function declaration with an array parameter
+    f = facts_of(tmp_path, """
+__global__ void shift(const float* src, float* dst, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float const v(src[i + 1]);
+  dst[i] = v * 2.f;
+}
+""")
+    loads = [a for a in f.accesses if a.kind == "load" and a.space == "global"]
+    assert len(loads) == 1 and loads[0].obj == 0
