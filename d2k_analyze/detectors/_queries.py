@@ -485,13 +485,33 @@ def cached_vector(f: KernelFacts, obj: int) -> bool:
 
 
 def one_element_per_thread(f: KernelFacts, acc) -> bool:
-    """Each thread reads its own element: the address moves with ``threadIdx.x`` by a constant
-    stride and with no other thread index, and every launch has a one-dimensional block. No two
-    threads meet at such a read (``w = ws[threadIdx.x]``), so it shares nothing between them."""
-    if not f.launches or any(not lf.block or any(d != Num(1) for d in lf.block[1:]) for lf in f.launches):
-        return False  # a block shape not seen at every launch may be 2-D
-    stride = P.constant_of(P.coeff(acc.poly, "tid.x"))
-    return _thread_keys(acc.poly) == {"tid.x"} and bool(stride)
+    """Each thread reads its own element: the address moves with the thread indices by constant
+    strides that never let two threads of a block meet (``ws[threadIdx.x]`` in a 1-D block,
+    ``tile[threadIdx.x][threadIdx.y]`` in a 32 x 32 block with a row pitch of 34), for every block
+    shape the kernel is launched with. Such a read shares nothing between threads."""
+    if not f.launches:
+        return False
+    keys = _thread_keys(acc.poly)
+    if not keys or not keys <= {"tid.x", "tid.y", "tid.z"}:
+        return False
+    strides = {k: P.constant_of(P.coeff(acc.poly, k)) for k in keys}
+    if any(v is None or v == 0 or v != int(v) for v in strides.values()):
+        return False  # a stride known only at run time, or a fractional one, may let threads meet
+    for lf in f.launches:
+        if not lf.block:
+            return False  # a block shape not seen at this launch may be anything
+        extents = [num(d) for d in lf.block] + [1] * (3 - len(lf.block))
+        dims = [(abs(strides.get(k, 0)), e) for k, e in zip(("tid.x", "tid.y", "tid.z"), extents) if e != 1]
+        if any(st == 0 for st, _ in dims):
+            return False  # a thread dimension the address ignores (or may ignore): its threads share the element
+        span = 1
+        for i, (st, e) in enumerate(sorted(dims, key=lambda d: d[0])):
+            # mixed radix: each stride clears the range of the smaller ones; the extent of the
+            # largest-stride dimension does not matter
+            if st < span or (i < len(dims) - 1 and not isinstance(e, int)):
+                return False
+            span = st * e if isinstance(e, int) else span
+    return True
 
 
 def thread_dependent(acc) -> bool:

@@ -7,12 +7,13 @@ configurations and picks one.
 
 ## How it is detected
 Triton: an ``autotune`` decorator (or wrapper) with two or more configs. CUDA: host code that
-times launches with CUDA events, where the launches differ in grid, block, dynamic shared memory
-or template arguments.
+times launches with CUDA events, where the launches differ in block, dynamic shared memory or
+template arguments.
 
 ## Not to be confused with
 A single config; offline tuning tables (JSON, YAML) read at run time; a benchmark harness that
-times warm-up and measured launches of one configuration.
+times warm-up and measured launches of one configuration; a timed step that launches one
+configuration for problems of several sizes (only the grids differ).
 """
 
 from ..facts.expr import Call
@@ -43,8 +44,10 @@ def triton(f):
 
 
 def _configuration(lf) -> str:
-    """What a launch chooses: grid, block, dynamic shared memory and template arguments."""
-    return repr((lf.grid, lf.block, lf.smem, lf.targs))
+    """What a launch chooses: block, dynamic shared memory and template arguments. The grid is
+    left out: it follows the problem's size, so one launcher called for a 4096-row and a 32000-row
+    matrix is the same configuration twice, not two candidates."""
+    return repr((lf.block, lf.smem, lf.targs))
 
 
 @RULE.cuda

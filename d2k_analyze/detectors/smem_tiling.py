@@ -16,7 +16,8 @@ else 0.
 Shared memory used only to reorder data (a transpose), to cache one row that each thread reads
 back once or that every warp reads alike (a GEMV's vector: the read address depends on the
 thread only through its lane), or as reduction scratch; arrays never read; a thread reading back
-its own element (``w[threadIdx.x]`` with one-dimensional blocks: no two threads meet there).
+its own element (``w[threadIdx.x]``, or ``tile[threadIdx.x][threadIdx.y]`` read transposed: no
+two threads of the launched block meet there).
 """
 
 from ..facts import poly as P

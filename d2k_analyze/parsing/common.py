@@ -67,24 +67,25 @@ def parse_files(files: list[SourceFile], display=str) -> ParsedSubmission:
     return parsed
 
 
-def _macro_tables(cuda_texts: list[tuple[str, str, dict]], scope) -> tuple[dict[str, dict[str, macros.Macro]], dict[str, set[str]]]:
+def _macro_tables(cuda_texts: list[tuple[str, str, dict]], scope) -> tuple[dict[str, dict[str, macros.Macro]], dict[str, dict[str, str]]]:
     """The macro table of each CUDA file: the file's own ``#define`` lines first, then those of the
     files it sees (:func:`.translation_units.visibility`), then the shared ones (headers and
     embedded strings), so that a header's ``#define`` reaches the files that include it and a
     sibling program's ``#define STAGES 4`` does not reach ``main.cu``. Also the names each file
-    sees defined outside any ``#if`` (what its ``#ifdef`` tests can rely on)."""
+    sees defined outside any ``#if``, with their values (what its ``#ifdef`` / ``#if`` tests can
+    rely on)."""
     texts: dict[str, list[str]] = {}
     for name, text, _kwargs in cuda_texts:
         texts.setdefault(name, []).append(text)
     defined = {n: [macros.defines(t) for t in ts] for n, ts in texts.items()}
-    always = {n: set().union(*(macros.unconditional_defines(t) for t in ts)) for n, ts in texts.items()}
+    always = {n: {k: v for t in ts for k, v in macros.unconditional_defines(t).items()} for n, ts in texts.items()}
     tables: dict[str, dict[str, macros.Macro]] = {}
-    sure: dict[str, set[str]] = {}
+    sure: dict[str, dict[str, str]] = {}
     for name in texts:
         visible = scope.visible[name]
         order = [name] + sorted(visible - {name}) + [s for s in scope.shared if s not in visible]
         tables[name] = macros.collect([t for n in order for t in texts[n]], [d for n in order for d in defined[n]])
-        sure[name] = set().union(*(always[n] for n in order))
+        sure[name] = {k: v for n in reversed(order) for k, v in always[n].items()}  # the file's own value wins
     return tables, sure
 
 

@@ -435,11 +435,14 @@ def _collect_enum(node: Node, src: CudaSource) -> None:
         previous = expr if value is None else text(value)
 
 
-def _dead_conditionals(root: Node, defined: set[str]) -> list[tuple[int, int]]:
+def _dead_conditionals(root: Node, defined: dict[str, str]) -> list[tuple[int, int]]:
     """Byte ranges of code no build compiles: the body of ``#if 0`` (its ``#else`` stays), the
-    ``#else`` of ``#if 1``, and the side of ``#ifdef M`` / ``#ifndef M`` ruled out by an
-    unconditional ``#define M`` in the file (FasterTransformer's ``#define DO_SPLIT_...``
-    selecting one launch path). A macro the file does not define is a build flag: both sides stay."""
+    ``#else`` of ``#if 1``, the side of ``#if M == 1`` (``#if M``, ``#if !M``, ``!=``, ``<`` ...)
+    that the value of an unconditional ``#define M 0`` rules out (llama_cu_awq's ``#define
+    DUMP_PER_TOKEN_TIMINGS 0`` around its timing events), and the side of ``#ifdef M`` /
+    ``#ifndef M`` ruled out by an unconditional ``#define M`` in the file (FasterTransformer's
+    ``#define DO_SPLIT_...`` selecting one launch path). A macro the file does not define is a
+    build flag: both sides stay."""
     out: list[tuple[int, int]] = []
     for n in walk(root):
         if n.type not in ("preproc_if", "preproc_ifdef"):
@@ -448,10 +451,10 @@ def _dead_conditionals(root: Node, defined: set[str]) -> list[tuple[int, int]]:
         body_end = alt.start_byte if alt is not None else n.end_byte
         if n.type == "preproc_if":
             cond = n.child_by_field_name("condition")
-            word = text(cond).strip() if cond is not None else ""
-            if word in ("0", "false"):
+            truth = _preproc_truth(text(cond).strip() if cond is not None else "", defined)
+            if truth is False:
                 out.append((n.start_byte, body_end))
-            elif word in ("1", "true") and alt is not None:
+            elif truth is True and alt is not None:
                 out.append((alt.start_byte, n.end_byte))
             continue
         name = n.child_by_field_name("name")
@@ -463,6 +466,31 @@ def _dead_conditionals(root: Node, defined: set[str]) -> list[tuple[int, int]]:
         elif alt is not None:
             out.append((alt.start_byte, n.end_byte))
     return out
+
+
+_PREPROC_TEST = re.compile(r"^(!?)\s*\(?\s*([A-Za-z_]\w*|\d+)\s*\)?\s*(?:(==|!=|<=|>=|<|>)\s*(\d+))?$")
+
+
+def _preproc_truth(cond: str, defined: dict[str, str]) -> bool | None:
+    """The value of a simple ``#if`` condition: a literal, or a macro the file defines to an
+    integer in every build, optionally negated or compared with an integer. None when unsure
+    (a build flag, ``defined(...)``, arithmetic)."""
+    if cond in ("true", "false"):
+        return cond == "true"
+    m = _PREPROC_TEST.match(cond)
+    if m is None:
+        return None
+    neg, word, op, rhs = m.groups()
+    value = word if word.isdigit() else defined.get(word) if isinstance(defined, dict) else None
+    if value is None or not value.strip().lstrip("-").isdigit():
+        return None
+    v = int(value)
+    if op is not None:
+        r = int(rhs)
+        truth = {"==": v == r, "!=": v != r, "<=": v <= r, ">=": v >= r, "<": v < r, ">": v > r}[op]
+    else:
+        truth = v != 0
+    return (not truth) if neg else truth
 
 
 def _drop_dead_code(fn: CudaFunction, dead_ranges: list[tuple[int, int]]) -> None:
@@ -486,7 +514,7 @@ def _drop_dead_code(fn: CudaFunction, dead_ranges: list[tuple[int, int]]) -> Non
 
 
 def parse_cuda(source_text: str, file: str, line_offset: int = 0, embedded: bool = False, flat_line: int | None = None,
-               defined: set[str] | None = None) -> CudaSource:
+               defined: dict[str, str] | None = None) -> CudaSource:
     """Parse CUDA text; collect functions, launches, macros and constants; warn on syntax errors.
     ``defined``: the macros every build of this file defines (its own unconditional ``#define``
     lines and those of the files it sees), which settle its ``#ifdef`` / ``#ifndef`` tests."""

@@ -95,11 +95,12 @@ def defines(text: str) -> dict[str, Macro]:
 _CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b[ \t]*(\w*)")
 
 
-def unconditional_defines(text: str) -> set[str]:
-    """The macros a text defines outside any ``#if``: those are defined in every build. A
-    header guard (``#ifndef X`` then ``#define X``) does not count as a condition, and ``X``
-    itself is not reported."""
-    out: set[str] = set()
+def unconditional_defines(text: str) -> dict[str, str]:
+    """The macros a text defines outside any ``#if`` -> their value text ("" for none, and for a
+    function-like macro): those are defined, to that value, in every build. A header guard
+    (``#ifndef X`` then ``#define X``) does not count as a condition, and ``X`` itself is not
+    reported."""
+    out: dict[str, str] = {}
     depth = 0
     guard: str | None = None
     for line in _logical_lines(text):
@@ -118,7 +119,7 @@ def unconditional_defines(text: str) -> set[str]:
             # (its own ``#ifndef`` must not read as ruled out)
             depth, guard = 0, None
         elif d and depth == 0:
-            out.add(d.group(1))
+            out[d.group(1)] = "" if d.group(2) else d.group(3).strip()
         elif line.strip():
             guard = None
     return out

@@ -302,3 +302,27 @@ def test_configs_of_a_builder_looping_over_a_product_of_its_arguments(make_units
     [config] = unit.ast.configs
     assert config["num_stages"] == [2, 2, 3, 3, 5, 5]
     assert config["num_warps"] == [4, 8, 4, 8, 4, 8]
+
+
+def test_an_if_on_a_macro_the_file_defines_to_a_value_keeps_only_the_side_it_selects(make_units):
+    # ``#define WITH_PROBE 0`` makes ``#if WITH_PROBE == 1`` dead in every build: the probe
+    # kernel launched only there is not launched, and the ``#else`` side's launch stays
+    src = '''
+        #define WITH_PROBE 0
+        __global__ void probe(float* p) { p[threadIdx.x] = 0.f; }
+        __global__ void work(float* p) { p[threadIdx.x] *= 2.f; }
+        void step(float* p, cudaStream_t s) {
+        #if WITH_PROBE == 1
+            probe<<<1, 32, 0, s>>>(p);
+        #else
+            work<<<1, 32, 0, s>>>(p);
+        #endif
+        }
+    '''
+    units = {u.name: u for u in make_units({"step.cu": src})}
+    assert units["work"].launched and not units["probe"].launched
+    flipped = {u.name: u for u in make_units({"step.cu": src.replace("WITH_PROBE 0", "WITH_PROBE 1")})}
+    assert flipped["probe"].launched and not flipped["work"].launched
+    # a macro no file defines is a build flag: both sides stay
+    flag = {u.name: u for u in make_units({"step.cu": src.replace("#define WITH_PROBE 0", "")})}
+    assert flag["probe"].launched and flag["work"].launched
