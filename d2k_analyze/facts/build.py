@@ -30,7 +30,8 @@ class HostIndex:
             kernels = {k.name for k in cuda.kernels()}
             hosts = [fn for fns in cuda.by_name.values() for fn in fns if not fn.is_kernel and not fn.is_device]
             for fn in _launch_roots(hosts, lambda h: bool(h.launches) or bool(h.names & kernels), lambda h: h.calls):
-                self._interpret(cuda, cuda.lower(fn))
+                for tbind in _instantiations(cuda, fn):
+                    self._interpret(cuda, cuda.lower(fn), tbind)
             # a launcher the entry point never reaches under its constants (a TN path when main
             # asks for NT) still launches the kernel in some configuration: read it on its own
             for fn in hosts:
@@ -41,13 +42,13 @@ class HostIndex:
             for src, fn in _launch_roots(hosts, lambda h: bool(h[1].launches), lambda h: h[1].names):
                 self._interpret(py, py.lower(src, fn))
 
-    def _interpret(self, program, func: Func) -> None:
+    def _interpret(self, program, func: Func, tbind: dict[str, E] | None = None) -> None:
         scratch = KernelFacts(func.name, program.language, func.loc.file, func.loc)
         interp = Interp(program, scratch)
         interp.host = True
         params = [Sym(f"hparam#{i}") for i in range(len(func.params))]
         try:
-            interp.run_kernel(func, params, {})
+            interp.run_kernel(func, params, dict(tbind or {}))
         except RecursionError:
             return
         names = interp.lib_names | {c.fn for c in scratch.calls}
@@ -68,6 +69,22 @@ class HostIndex:
         defs = {fn.source.file for fn in kernels}
         template = any(fn.template_params for fn in kernels if fn.source.file == file)
         return [lf for lf in launches if scope.reaches(lf.loc.file, file, defs, template)]
+
+
+def _instantiations(cuda: CudaProgram, fn) -> list[dict[str, E]]:
+    """The template bindings a root host function is interpreted under: one per explicit
+    instantiation of it (``template void run<float>(...);`` at the end of the file, what the
+    library is compiled for when nothing here calls it), or none bound."""
+    names = [n for n, _ in fn.template_params]
+    if not names:
+        return [{}]
+    out = []
+    for src in cuda.sources:
+        for args in src.explicit_instantiations.get(fn.name, []):
+            if len(args) == len(names):
+                low = cuda.lowering(src)
+                out.append({n: low.template_arg(a) for n, a in zip(names, args)})
+    return out or [{}]
 
 
 def _mark_exclusive(launches: list[LaunchFact]) -> None:

@@ -841,7 +841,12 @@ class Interp:
 
     def member_constant(self, type_name: str, member: str, loc: Loc) -> E | None:
         """A static constant of a user struct named by a bound type, its own template parameters
-        bound to the type's arguments (``config<128, 64>::BM`` where ``BM = _BM``)."""
+        bound to the type's arguments (``config<128, 64>::BM`` where ``BM = _BM``). A type bound
+        to several instantiations (``traits<1, 3, float>|traits<32, 8, half>``) gives the value
+        they agree on, and nothing when they differ."""
+        if "|" in type_name:
+            parts = [self.member_constant(alt, member, loc) for alt in _alternatives(type_name)]
+            return parts[0] if parts and parts[0] is not None and all(v == parts[0] for v in parts) else None
         written = type_name.removeprefix("struct:")
         base, _, rest = written.partition("<")
         base = base_type(base).replace("::", ".").split(".")[-1]
@@ -1121,6 +1126,29 @@ class Interp:
             return t[:m.start()] + member + t[m.end():] if member else t
         return t.replace(b, alias) if alias else t
 
+    def bind_type_arguments(self, t: str) -> str:
+        """``traits<kNThreads, kLogN, input_t>`` written inside a template that is bound to ``<32,
+        8, float>``: the arguments that are bound template parameters spelled out
+        (``traits<32, 8, float>``), so each instantiation is its own type and its members can
+        be evaluated."""
+        b = base_type(t)
+        if "<" not in b or not b.endswith(">") or not self.frames:
+            return t
+        head, args = b[:b.index("<")], top_level_arguments(b[b.index("<"):])
+        tbind = self.frames[-1].tbind
+        out = []
+        for a in args:
+            v = tbind.get(a) if a.isidentifier() else None
+            if isinstance(v, TypeRef) and "|" not in v.name and not v.name.startswith(("fn:", "struct:")):
+                out.append(v.name)
+            elif isinstance(v, Num) and isinstance(v.v, (int, bool)):
+                out.append(str(int(v.v)) if not isinstance(v.v, bool) else ("true" if v.v else "false"))
+            else:
+                out.append(a)
+        if out == args:
+            return t
+        return t.replace(b, head + "<" + ", ".join(out) + ">")
+
     def type_arguments(self, t: str) -> tuple[str, ...] | None:
         """The template arguments of a declared type, each resolved under the current bindings
         (``Op<scalar2_t, Kind::kMul>`` -> ``("half2|__nv_bfloat162", "Kind::kMul")``)."""
@@ -1208,7 +1236,7 @@ class Interp:
         c = self.constant(t.name, self.f.loc) if t.name.isidentifier() else None
         if c is not None and not isinstance(c, TypeRef):
             return c
-        r = self.resolve_type(t.name)
+        r = self.bind_type_arguments(self.resolve_type(t.name))
         self.note_type(r)
         if self.p.is_struct(base_type(r)):
             return TypeRef("struct:" + base_type(r))
@@ -1224,6 +1252,21 @@ class Interp:
             return int(text)
         except ValueError:
             return None
+
+
+def _alternatives(type_name: str) -> list[str]:
+    """``struct:a<1, x|y>|struct:b<2>`` -> ``["struct:a<1, x|y>", "struct:b<2>"]``: the ``|`` at
+    the top level separate instantiations; one inside angle brackets belongs to an argument."""
+    out, depth, cur = [], 0, ""
+    for ch in type_name:
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur]
 
 
 _KEYWORDS = frozenset({"const", "volatile", "unsigned", "signed", "int", "float", "double", "char", "short", "long", "void", "bool",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .expr import Attr, Call, Cast, E, Lambda, Name, Num, Op, Ptr, Sym, Tup, TypeRef, short
-from .ir import Loc
+from .ir import Decl, If, Loc, Loop
 from .kernel import LaunchFact
 
 LAUNCHERS = {"<<<>>>", "launch[]", "cudaLaunchKernel", "cudaLaunchKernelEx", "cudaLaunchCooperativeKernel",
@@ -71,6 +71,9 @@ def record(interp, raw: Call, loc: Loc) -> E:
         smem = interp.ev(raw.kwarg("smem"), loc) if raw.kwarg("smem") is not None else None
         args = tuple(interp.ev(a, loc) for a in raw.args)
         targs = tuple(interp.resolve_typeref(t) if isinstance(t, TypeRef) else interp.ev(t, loc) for t in raw.targs)
+        if not targs and isinstance(raw.kwarg("kernel"), Name):
+            init = _declared_init(interp, raw.kwarg("kernel").id)
+            targs = _kernel_targs(interp, init, loc) if init is not None else ()
         _add_choices(interp, kernel_choices(interp, kernel), LaunchFact(loc, grid, block, smem, args, {}, (), targs))
         return Num(0)
     if fn == "launch[]":
@@ -113,6 +116,23 @@ def record(interp, raw: Call, loc: Loc) -> E:
         name = kernel_name(interp, _pointee(args[0]))
         _add(interp, name, LaunchFact(loc, tuple(args[1:4]), tuple(args[4:7]), args[7] if len(args) > 7 else None, (), {}, (fn,)))
     return Num(0)
+
+
+def _declared_init(interp, name: str) -> E | None:
+    """The initialiser of the local ``name`` in the function being run: a kernel launched through
+    a pointer it holds (``auto kernel = &transform_kernel<Ktraits>; kernel<<<grid, block>>>(p)``)
+    takes its template arguments from there."""
+    frame = interp.frames[-1] if interp.frames else None
+    todo = list(frame.func.body) if frame is not None and frame.func is not None else []
+    while todo:
+        st = todo.pop()
+        if isinstance(st, Decl) and st.name == name and st.init is not None:
+            return st.init
+        if isinstance(st, If):
+            todo += st.then + st.orelse
+        elif isinstance(st, Loop):
+            todo += st.init + st.body
+    return None
 
 
 def _kernel_targs(interp, lowered: E, loc: Loc) -> tuple[E, ...]:

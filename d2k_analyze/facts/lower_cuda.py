@@ -380,7 +380,7 @@ class CudaLowering:
             return Name(self.qualified(text(n)))
         if t == "template_function":
             tal = n.child_by_field_name("arguments")
-            return Name(self.qualified(_strip_targs(text(n))), tuple(self._targ(a) for a in (tal.named_children if tal is not None else [])))
+            return Name(self.qualified(_strip_targs(text(n))), tuple(self.template_arg(a) for a in (tal.named_children if tal is not None else [])))
         if t == "lambda_expression":
             self._lambda_key += 1
             decl = n.child_by_field_name("declarator")
@@ -410,27 +410,27 @@ class CudaLowering:
             config = [self.expr(c) for c in kcs.named_children if c.type != "comment"]
             name_node = fn.child_by_field_name("name") if fn.type == "template_function" else fn
             tal = fn.child_by_field_name("arguments") if fn.type == "template_function" else None
-            targs = tuple(self._targ(a) for a in (tal.named_children if tal is not None else []))
+            targs = tuple(self.template_arg(a) for a in (tal.named_children if tal is not None else []))
             kw = tuple(zip(("grid", "block", "smem", "stream"), config))
             return Call("<<<>>>", args, (("kernel", self.expr(name_node)),) + kw, targs)
         targs: tuple[E, ...] = ()
         name_node = fn
         if fn.type == "template_function":
             tal = fn.child_by_field_name("arguments")
-            targs = tuple(self._targ(a) for a in (tal.named_children if tal is not None else []))
+            targs = tuple(self.template_arg(a) for a in (tal.named_children if tal is not None else []))
             name_node = fn.child_by_field_name("name") or fn.children[0]
         elif fn.type == "qualified_identifier":
             tf = next((c for c in fn.named_children if c.type == "template_function"), None)
             if tf is not None:
                 tal = tf.child_by_field_name("arguments")
-                targs = tuple(self._targ(a) for a in (tal.named_children if tal is not None else []))
+                targs = tuple(self.template_arg(a) for a in (tal.named_children if tal is not None else []))
         if fn.type == "field_expression":
             base = fn.child_by_field_name("argument")
             fld = fn.child_by_field_name("field")
             fname = _strip_targs(text(fld)).replace("template ", "").strip() if fld is not None else "?"
             if fld is not None and fld.type == "template_method":
                 tal = fld.child_by_field_name("arguments")
-                targs = tuple(self._targ(a) for a in (tal.named_children if tal is not None else []))
+                targs = tuple(self.template_arg(a) for a in (tal.named_children if tal is not None else []))
             return Call("." + fname, (self.expr(base),) + args, (), targs)
         if fn.type in ("call_expression", "parenthesized_expression", "subscript_expression"):
             return Call("()", (self.expr(fn),) + args)  # functor call: Op()(a, b), ops[i](x)
@@ -439,7 +439,8 @@ class CudaLowering:
             return Cast(_type_text(targs), args[0] if args else Num(0))
         return Call(name, args, (), targs)
 
-    def _targ(self, a: Node) -> E:
+    def template_arg(self, a: Node) -> E:
+        """One template argument: a type (``float``, ``at::Half``) or a value expression."""
         if a.type == "type_descriptor":
             return TypeRef(_squash(text(a)))
         return self.expr(a)

@@ -124,6 +124,9 @@ class CudaSource:
     # bodies, and the branch of an ``#ifdef`` / ``#ifndef`` that the file's own ``#define`` rules out
     dead_ranges: list[tuple[int, int]] = field(default_factory=list)
     file_variables: set[str] = field(default_factory=set)  # non-const file-scope variables without an initializer
+    # ``template void launch<float, true>(...);``: function name -> the argument nodes of each
+    # explicit instantiation (what a host template that nothing here calls is compiled for)
+    explicit_instantiations: dict[str, list[list[Node]]] = field(default_factory=dict)
     low_precision: bool = False  # half / bf16 / fp8 types appear in the code (comments excluded)
     warnings: list[str] = field(default_factory=list)
 
@@ -273,6 +276,8 @@ def _collect(node: Node, src: CudaSource, template: Node | None, extern_c: bool,
             )
         elif t == "template_declaration":
             _collect(child, src, child, extern_c, owner)
+        elif t == "template_instantiation":
+            _collect_instantiation(child, src)
         elif t == "linkage_specification":
             _collect(child, src, template, True, owner)
         elif t in ("declaration_list", "namespace_definition", "preproc_ifdef", "preproc_else", "preproc_elif"):
@@ -334,6 +339,21 @@ def _collect(node: Node, src: CudaSource, template: Node | None, extern_c: bool,
                     _collect_struct(c, src, template, extern_c)
                 elif c.type == "enum_specifier":
                     _collect_enum(c, src)
+
+
+def _collect_instantiation(node: Node, src: CudaSource) -> None:
+    """``template int32_t compute<float, true>(cudaStream_t, ...);`` -> compute: [float, true]."""
+    d = node.child_by_field_name("declarator")
+    while d is not None and d.type != "function_declarator":
+        d = d.child_by_field_name("declarator")
+    fn = d.child_by_field_name("declarator") if d is not None else None
+    if fn is None or fn.type != "template_function":
+        return
+    name, args = fn.child_by_field_name("name"), fn.child_by_field_name("arguments")
+    if name is None or args is None:
+        return
+    spelled = text(name).split("::")[-1]
+    src.explicit_instantiations.setdefault(spelled, []).append([a for a in args.named_children if a.type != "comment"])
 
 
 def _collect_struct(node: Node, src: CudaSource, template: Node | None, extern_c: bool) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from d2k_analyze.facts.expr import Num, Op, walk
+from d2k_analyze.facts.expr import Num, Op, TypeRef, walk
 from d2k_analyze.model import SourceFile
 from d2k_analyze.parsing import kernel_units
 
@@ -367,3 +367,39 @@ __global__ void shift(const float* src, float* dst, int n) {
 """)
     loads = [a for a in f.accesses if a.kind == "load" and a.space == "global"]
     assert len(loads) == 1 and loads[0].obj == 0
+
+
+_TEMPLATED_LAUNCHER = """
+template <int W, typename T> struct Cfg {
+  static constexpr int kVec = 16 / sizeof(T);
+  static constexpr int kWidth = W;
+};
+template <typename C> __global__ void widen(const float* x, float* y) {
+  float acc = 0.f;
+  for (int i = 0; i < C::kVec; ++i) acc += x[threadIdx.x * C::kVec + i];
+  for (int j = 0; j < C::kWidth; ++j) y[threadIdx.x * C::kWidth + j] = acc;
+}
+template <int W, typename T>
+void run(const float* x, float* y, cudaStream_t s) {
+  using C = Cfg<W, T>;
+  auto k = &widen<C>;
+  k<<<1, 32, 0, s>>>(x, y);
+}
+"""
+
+
+def test_an_explicitly_instantiated_host_template_launches_through_a_pointer_with_its_arguments(tmp_path):
+    # nothing here calls run<>: ``template void run<4, float>(...)`` is what it is compiled for;
+    # the kernel pointer carries widen<Cfg<4, float>>, the alias written with the bound arguments
+    f = facts_of(tmp_path, _TEMPLATED_LAUNCHER + "template void run<4, float>(const float*, float*, cudaStream_t);\n")
+    assert [str(t) for lf in f.launches for t in lf.targs] == [str(TypeRef("struct:Cfg<4, float>"))]
+
+
+def test_a_static_member_of_several_instantiations_is_known_only_where_they_agree(tmp_path):
+    from d2k_analyze.facts.expr import num
+
+    f = facts_of(tmp_path, _TEMPLATED_LAUNCHER + "template void run<4, float>(const float*, float*, cudaStream_t);\n"
+                                                 "template void run<8, float>(const float*, float*, cudaStream_t);\n")
+    bounds = sorted((lp.loc.line, num(lp.bound)) for lp in f.loops.values())
+    assert bounds[0][1] == 4  # kVec: 16 / sizeof(float) in both
+    assert bounds[1][1] is None  # kWidth: 4 in one, 8 in the other
